@@ -1,0 +1,55 @@
+using System.Collections.Generic;
+
+namespace CspNet;
+
+/// <summary>
+/// A buffer of fixed capacity that never makes writers wait: when it is full, a new value
+/// replaces the oldest one. Readers always see the newest values, which suits sensor readings
+/// and status updates, where a stale value is worth less than a fresh one.
+/// </summary>
+/// <typeparam name="T">The type of the values stored.</typeparam>
+/// <remarks>
+/// This is the one buffer that drops values by design: the write of a value that is later
+/// overwritten still succeeds. <see cref="OverwrittenCount"/> tells how many were dropped.
+/// <inheritdoc cref="IBuffer{T}" path="/remarks"/>
+/// </remarks>
+public sealed class OverwriteOldestBuffer<T> : IBuffer<T>
+{
+    private readonly Queue<T> _items;
+
+    /// <summary>Creates a buffer that keeps the newest <paramref name="capacity"/> values.</summary>
+    /// <param name="capacity">The capacity, at least 1.</param>
+    public OverwriteOldestBuffer(int capacity)
+    {
+        BufferGuard.RequirePositiveCapacity(capacity);
+        Capacity = capacity;
+        _items = new Queue<T>(capacity);
+    }
+
+    /// <summary>The most values the buffer holds.</summary>
+    public int Capacity { get; }
+
+    /// <summary>How many values have been overwritten before a reader took them.</summary>
+    public long OverwrittenCount { get; private set; }
+
+    /// <inheritdoc />
+    public int Count => _items.Count;
+
+    /// <inheritdoc />
+    public bool IsFull => false;
+
+    /// <inheritdoc />
+    public void Put(T item)
+    {
+        if (_items.Count >= Capacity)
+        {
+            _items.Dequeue();
+            OverwrittenCount++;
+        }
+
+        _items.Enqueue(item);
+    }
+
+    /// <inheritdoc />
+    public T Take() => _items.Dequeue();
+}

@@ -1,0 +1,60 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Internal;
+
+namespace CspNet;
+
+/// <summary>
+/// Base of the four channel kinds. A channel is both its reading end (<see cref="IChannelIn{T}"/>)
+/// and its writing end (<see cref="IChannelOut{T}"/>): hand it to a process as whichever end that
+/// process should see.
+/// </summary>
+/// <typeparam name="T">The type of the values carried. Values are passed by reference, not copied.</typeparam>
+/// <remarks>
+/// <para>
+/// Unbuffered by default: a write completes only when a reader has taken the value. With an
+/// <see cref="IBuffer{T}"/> a write completes once the buffer has accepted the value.
+/// </para>
+/// <para>
+/// Thread-safety: all members are safe to call from any thread. Blocking calls (<c>Read</c>,
+/// <c>Write</c>) park the calling thread; async calls park nothing but the operation. Both kinds
+/// meet on the same channel. Each operation takes one short lock per channel.
+/// </para>
+/// <para>
+/// Poison: <see cref="Poison"/> fails every parked party and every later write with
+/// <see cref="PoisonException"/>. Values already in a buffer are not discarded: reads return
+/// them first and fail only when the buffer is empty, so no value whose write succeeded is lost.
+/// </para>
+/// </remarks>
+public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
+{
+    private readonly ChannelCore<T> _core;
+
+    private protected CspChannel(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
+    {
+        _core = new ChannelCore<T>(buffer, singleReader, singleWriter, $"{kind}<{typeof(T).Name}>");
+    }
+
+    /// <summary>Whether the channel has been poisoned.</summary>
+    public bool IsPoisoned => _core.IsPoisoned;
+
+    /// <inheritdoc />
+    public T Read() => _core.Read();
+
+    /// <inheritdoc />
+    public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) => _core.ReadAsync(cancellationToken);
+
+    /// <inheritdoc />
+    public void Write(T value) => _core.Write(value);
+
+    /// <inheritdoc />
+    public ValueTask WriteAsync(T value, CancellationToken cancellationToken = default) =>
+        _core.WriteAsync(value, cancellationToken);
+
+    /// <inheritdoc />
+    public void Poison() => _core.Poison();
+
+    private protected static IBuffer<T> RequireBuffer(IBuffer<T> buffer) =>
+        buffer ?? throw new ArgumentNullException(nameof(buffer), "Pass an IBuffer<T> such as new FifoBuffer<T>(capacity), or use the parameterless constructor for an unbuffered channel.");
+}

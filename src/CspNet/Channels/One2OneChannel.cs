@@ -1,0 +1,20 @@
+namespace CspNet;
+
+/// <summary>A channel between one writing process and one reading process.</summary>
+/// <typeparam name="T">The type of the values carried.</typeparam>
+/// <remarks><inheritdoc cref="CspChannel{T}" path="/remarks"/></remarks>
+public sealed class One2OneChannel<T> : CspChannel<T>
+{
+    /// <summary>Creates an unbuffered (rendezvous) channel.</summary>
+    public One2OneChannel()
+        : base(null, singleReader: true, singleWriter: true, "One2OneChannel")
+    {
+    }
+
+    /// <summary>Creates a channel that stores values in <paramref name="buffer"/>.</summary>
+    /// <param name="buffer">The buffer; it belongs to this channel from now on and must not be shared.</param>
+    public One2OneChannel(IBuffer<T> buffer)
+        : base(RequireBuffer(buffer), singleReader: true, singleWriter: true, "One2OneChannel")
+    {
+    }
+}

@@ -1,0 +1,120 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// Waiter for an async process: a pooled <see cref="IValueTaskSource{TResult}"/> (reads) and
+/// <see cref="IValueTaskSource"/> (writes). While it is queued the process holds no thread.
+/// </summary>
+/// <remarks>
+/// Continuations always run asynchronously: the partner wakes this waiter after leaving the
+/// channel lock, and running the awaiting process inline on the partner's stack would let one
+/// process's code run inside another's channel operation (unbounded stack depth, surprising
+/// re-entrancy).
+/// </remarks>
+internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTaskSource
+{
+    private static readonly Action<object?, CancellationToken> s_onCancel = OnCancel;
+
+    private ManualResetValueTaskSourceCore<T> _core = new() { RunContinuationsAsynchronously = true };
+    private readonly ChannelCore<T> _channel;
+    private readonly bool _isReader;
+    private CancellationTokenRegistration _registration;
+
+    internal AsyncWaiter(ChannelCore<T> channel, bool isReader)
+    {
+        _channel = channel;
+        _isReader = isReader;
+    }
+
+    internal bool IsReader => _isReader;
+
+    internal ValueTask<T> AsReadTask() => new(this, _core.Version);
+
+    internal ValueTask AsWriteTask() => new(this, _core.Version);
+
+    /// <summary>
+    /// Registers cancellation. Must happen before the waiter is queued: registering afterwards
+    /// would race with a partner completing and recycling the waiter.
+    /// </summary>
+    internal void RegisterCancellation(CancellationToken cancellationToken) =>
+        _registration = cancellationToken.UnsafeRegister(s_onCancel, this);
+
+    internal override void Wake()
+    {
+        if (Error is { } error)
+        {
+            _core.SetException(error);
+        }
+        else
+        {
+            _core.SetResult(_isReader ? Item! : default!);
+        }
+    }
+
+    /// <summary>
+    /// Recycles a waiter that was never handed out (the operation completed synchronously after
+    /// all). Disposing the registration first waits out a callback already running, so no
+    /// callback can touch the waiter once it is back in the pool.
+    /// </summary>
+    internal void Discard()
+    {
+        _registration.Dispose();
+        _registration = default;
+        Recycle();
+    }
+
+    private static void OnCancel(object? state, CancellationToken cancellationToken)
+    {
+        var waiter = (AsyncWaiter<T>)state!;
+        if (waiter.TryCancel())
+        {
+            // The waiter is ours: no partner can pair with it any more. Unlink it so it does not
+            // linger in the queue, then fail the operation. Nothing was delivered or taken.
+            waiter._channel.RemoveCancelled(waiter);
+            waiter._core.SetException(new OperationCanceledException(cancellationToken));
+        }
+    }
+
+    /// <inheritdoc />
+    public T GetResult(short token)
+    {
+        try
+        {
+            return _core.GetResult(token);
+        }
+        finally
+        {
+            Discard();
+        }
+    }
+
+    void IValueTaskSource.GetResult(short token)
+    {
+        try
+        {
+            _core.GetResult(token);
+        }
+        finally
+        {
+            Discard();
+        }
+    }
+
+    /// <inheritdoc />
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    /// <inheritdoc />
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
+        _core.OnCompleted(continuation, state, token, flags);
+
+    private void Recycle()
+    {
+        _core.Reset();
+        ResetState();
+        _channel.ReturnWaiter(this);
+    }
+}

@@ -1,0 +1,426 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// The engine behind every channel kind: one lock, an optional buffer, and one queue each of
+/// parked readers and parked writers. Thread and async parties use the same queues, so a
+/// blocking writer pairs with an async reader and the reverse.
+/// </summary>
+/// <remarks>
+/// All state changes happen under <see cref="_lock"/>; waking a partner always happens after
+/// the lock is released (a woken thread would otherwise run straight into the lock we hold).
+/// </remarks>
+internal sealed class ChannelCore<T>
+{
+    private readonly Lock _lock = new();
+    private readonly IBuffer<T>? _buffer;
+    private readonly bool _singleReader;
+    private readonly bool _singleWriter;
+    private readonly string _kind;
+
+    private WaiterQueue<T> _readers;
+    private WaiterQueue<T> _writers;
+    private bool _poisoned;
+
+    // One recycled async waiter per direction covers the common case of one outstanding
+    // operation per end without allocating; concurrent operations on Any ends allocate.
+    private AsyncWaiter<T>? _cachedReader;
+    private AsyncWaiter<T>? _cachedWriter;
+
+    internal ChannelCore(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
+    {
+        _buffer = buffer;
+        _singleReader = singleReader;
+        _singleWriter = singleWriter;
+        _kind = kind;
+    }
+
+    internal bool IsPoisoned
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _poisoned;
+            }
+        }
+    }
+
+    internal T Read()
+    {
+        T item;
+        Waiter<T>? partner;
+        SyncWaiter<T> waiter;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (TryTakeLocked(out item, out partner))
+            {
+                goto Done;
+            }
+
+            ThrowIfCannotParkLocked(isReader: true);
+            waiter = SyncWaiter<T>.ForCurrentThread();
+            _readers.Enqueue(waiter);
+        }
+
+        waiter.WaitForPartner();
+        T received = waiter.Item!;
+        waiter.Item = default;
+        return received;
+
+    Done:
+        partner?.Wake();
+        return item;
+    }
+
+    internal void Write(T item)
+    {
+        Waiter<T>? partner;
+        SyncWaiter<T> waiter;
+        lock (_lock)
+        {
+            AssertInvariants();
+            ThrowIfPoisonedLocked();
+            if (TryPutLocked(item, out partner))
+            {
+                goto Done;
+            }
+
+            ThrowIfCannotParkLocked(isReader: false);
+            waiter = SyncWaiter<T>.ForCurrentThread();
+            waiter.Item = item;
+            _writers.Enqueue(waiter);
+        }
+
+        // Returns only when a reader has taken the item (or moved it into the buffer).
+        waiter.WaitForPartner();
+        return;
+
+    Done:
+        partner?.Wake();
+    }
+
+    internal ValueTask<T> ReadAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<T>(cancellationToken);
+        }
+
+        T item;
+        Waiter<T>? partner;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (TryTakeLocked(out item, out partner))
+            {
+                goto Done;
+            }
+
+            if (CannotParkLocked(isReader: true) is { } error)
+            {
+                return ValueTask.FromException<T>(error);
+            }
+
+            if (!cancellationToken.CanBeCanceled)
+            {
+                AsyncWaiter<T> waiter = RentWaiter(isReader: true);
+                _readers.Enqueue(waiter);
+                return waiter.AsReadTask();
+            }
+        }
+
+        return ReadAsyncCancellable(cancellationToken);
+
+    Done:
+        partner?.Wake();
+        return new ValueTask<T>(item);
+    }
+
+    private ValueTask<T> ReadAsyncCancellable(CancellationToken cancellationToken)
+    {
+        AsyncWaiter<T> waiter = RentWaiter(isReader: true);
+        waiter.RegisterCancellation(cancellationToken);
+
+        T item;
+        Waiter<T>? partner;
+        Exception? error;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (TryTakeLocked(out item, out partner))
+            {
+                goto Done;
+            }
+
+            error = CannotParkLocked(isReader: true);
+            if (error is null)
+            {
+                // If cancellation already won, the waiter holds the cancellation and must not be queued.
+                if (waiter.State == Waiter<T>.Pending)
+                {
+                    _readers.Enqueue(waiter);
+                }
+
+                return waiter.AsReadTask();
+            }
+        }
+
+        waiter.Discard();
+        return ValueTask.FromException<T>(error);
+
+    Done:
+        waiter.Discard();
+        partner?.Wake();
+        return new ValueTask<T>(item);
+    }
+
+    internal ValueTask WriteAsync(T item, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        Waiter<T>? partner;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (_poisoned)
+            {
+                return ValueTask.FromException(ThrowHelper.Poisoned(_kind));
+            }
+
+            if (TryPutLocked(item, out partner))
+            {
+                goto Done;
+            }
+
+            if (CannotParkLocked(isReader: false) is { } error)
+            {
+                return ValueTask.FromException(error);
+            }
+
+            if (!cancellationToken.CanBeCanceled)
+            {
+                AsyncWaiter<T> waiter = RentWaiter(isReader: false);
+                waiter.Item = item;
+                _writers.Enqueue(waiter);
+                return waiter.AsWriteTask();
+            }
+        }
+
+        return WriteAsyncCancellable(item, cancellationToken);
+
+    Done:
+        partner?.Wake();
+        return default;
+    }
+
+    private ValueTask WriteAsyncCancellable(T item, CancellationToken cancellationToken)
+    {
+        AsyncWaiter<T> waiter = RentWaiter(isReader: false);
+        waiter.RegisterCancellation(cancellationToken);
+
+        Waiter<T>? partner;
+        Exception? error;
+        lock (_lock)
+        {
+            AssertInvariants();
+            error = _poisoned ? ThrowHelper.Poisoned(_kind) : null;
+            if (error is null && TryPutLocked(item, out partner))
+            {
+                goto Done;
+            }
+
+            error ??= CannotParkLocked(isReader: false);
+            if (error is null)
+            {
+                if (waiter.State == Waiter<T>.Pending)
+                {
+                    waiter.Item = item;
+                    _writers.Enqueue(waiter);
+                }
+
+                return waiter.AsWriteTask();
+            }
+        }
+
+        waiter.Discard();
+        return ValueTask.FromException(error);
+
+    Done:
+        waiter.Discard();
+        partner?.Wake();
+        return default;
+    }
+
+    /// <summary>
+    /// Poisons the channel: every parked party, thread or async, fails with
+    /// <see cref="PoisonException"/>, as does every later write. Reads still drain items already
+    /// in the buffer (their writers were told the write succeeded), then fail.
+    /// </summary>
+    internal void Poison()
+    {
+        Waiter<T>? readers;
+        Waiter<T>? writers;
+        lock (_lock)
+        {
+            if (_poisoned)
+            {
+                return;
+            }
+
+            _poisoned = true;
+            readers = _readers.DetachAllClaimed();
+            writers = _writers.DetachAllClaimed();
+            AssertInvariants();
+        }
+
+        FailAll(readers);
+        FailAll(writers);
+    }
+
+    private void FailAll(Waiter<T>? chain)
+    {
+        while (chain is { } waiter)
+        {
+            chain = waiter.Next;
+            waiter.Next = null;
+            waiter.Item = default;
+            waiter.Error = ThrowHelper.Poisoned(_kind);
+            waiter.Wake();
+        }
+    }
+
+    /// <summary>Unlinks a waiter whose cancellation won the race against any partner.</summary>
+    internal void RemoveCancelled(AsyncWaiter<T> waiter)
+    {
+        lock (_lock)
+        {
+            if (waiter.IsReader)
+            {
+                _readers.Remove(waiter);
+            }
+            else
+            {
+                _writers.Remove(waiter);
+            }
+
+            AssertInvariants();
+        }
+    }
+
+    internal void ReturnWaiter(AsyncWaiter<T> waiter)
+    {
+        if (waiter.IsReader)
+        {
+            Volatile.Write(ref _cachedReader, waiter);
+        }
+        else
+        {
+            Volatile.Write(ref _cachedWriter, waiter);
+        }
+    }
+
+    private AsyncWaiter<T> RentWaiter(bool isReader) =>
+        (isReader ? Interlocked.Exchange(ref _cachedReader, null) : Interlocked.Exchange(ref _cachedWriter, null))
+        ?? new AsyncWaiter<T>(this, isReader);
+
+    /// <summary>Takes an item from the buffer or a parked writer, if there is one.</summary>
+    private bool TryTakeLocked(out T item, out Waiter<T>? partner)
+    {
+        if (_buffer is { } buffer && buffer.Count > 0)
+        {
+            item = buffer.Take();
+
+            // A slot is free now: move one parked writer's item in, which completes its write.
+            partner = _writers.DequeueClaimed();
+            if (partner is not null)
+            {
+                buffer.Put(partner.Item!);
+                partner.Item = default;
+            }
+
+            return true;
+        }
+
+        partner = _writers.DequeueClaimed();
+        if (partner is not null)
+        {
+            item = partner.Item!;
+            partner.Item = default;
+            return true;
+        }
+
+        item = default!;
+        return false;
+    }
+
+    /// <summary>Hands an item to a parked reader, or stores it in the buffer if there is room.</summary>
+    private bool TryPutLocked(T item, out Waiter<T>? partner)
+    {
+        partner = _readers.DequeueClaimed();
+        if (partner is not null)
+        {
+            partner.Item = item;
+            return true;
+        }
+
+        if (_buffer is { } buffer && !buffer.IsFull)
+        {
+            buffer.Put(item);
+            return true;
+        }
+
+        return false;
+    }
+
+    private void ThrowIfPoisonedLocked()
+    {
+        if (_poisoned)
+        {
+            throw ThrowHelper.Poisoned(_kind);
+        }
+    }
+
+    private void ThrowIfCannotParkLocked(bool isReader)
+    {
+        if (CannotParkLocked(isReader) is { } error)
+        {
+            throw error;
+        }
+    }
+
+    /// <summary>The exception that stops a party from parking, or null if it may park.</summary>
+    private Exception? CannotParkLocked(bool isReader)
+    {
+        if (_poisoned)
+        {
+            return ThrowHelper.Poisoned(_kind);
+        }
+
+        // A One end has exactly one process on it; a second party parked beside the first
+        // means the program shares an end it should not. Say so rather than misbehave.
+        if (isReader ? _singleReader && !_readers.IsEmpty : _singleWriter && !_writers.IsEmpty)
+        {
+            return ThrowHelper.SharedOneEnd(_kind, isReader);
+        }
+
+        return null;
+    }
+
+    [Conditional("DEBUG")]
+    private void AssertInvariants()
+    {
+        Debug.Assert(_readers.IsEmpty || _writers.IsEmpty, "Readers and writers are never parked at the same time.");
+        Debug.Assert(_readers.IsEmpty || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
+        Debug.Assert(_writers.IsEmpty || _buffer is null || _buffer.IsFull, "Writers park only on a full buffer.");
+        Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
+    }
+}

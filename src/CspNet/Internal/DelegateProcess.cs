@@ -1,0 +1,17 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace CspNet.Internal;
+
+/// <summary>A thread process whose body is a delegate.</summary>
+internal sealed class DelegateProcess(Action run) : ICSPProcess
+{
+    public void Run() => run();
+}
+
+/// <summary>An async process whose body is a delegate.</summary>
+internal sealed class AsyncDelegateProcess(Func<CancellationToken, Task> runAsync) : IAsyncCSPProcess
+{
+    public Task RunAsync(CancellationToken cancellationToken) => runAsync(cancellationToken);
+}

@@ -1,0 +1,63 @@
+using System;
+using System.Threading;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// One party parked on a channel: a reader waiting for a value or a writer waiting for its value
+/// to be taken. The same node type serves blocking thread processes (<see cref="SyncWaiter{T}"/>)
+/// and async processes (<see cref="AsyncWaiter{T}"/>), so a channel never needs to know which
+/// kind of process it is pairing.
+/// </summary>
+/// <remarks>
+/// Life cycle: a node is <see cref="Pending"/> while queued. Exactly one of two parties moves it
+/// out of that state, with one compare-and-swap, and only the winner may touch it afterwards:
+/// the partner that pairs with it (to <see cref="Claimed"/>, under the channel lock) or its own
+/// cancellation callback (to <see cref="Cancelled"/>). That single transition is what makes
+/// "a value is delivered" and "the operation was cancelled" mutually exclusive, so a cancelled
+/// operation can never have consumed or delivered an item.
+/// </remarks>
+internal abstract class Waiter<T>
+{
+    internal const int Pending = 0;
+    internal const int Claimed = 1;
+    internal const int Cancelled = 2;
+
+    private int _state;
+
+    /// <summary>For a writer: the value offered. For a reader: the value received.</summary>
+    internal T? Item;
+
+    /// <summary>Exception to surface instead of a value (poison).</summary>
+    internal Exception? Error;
+
+    // Intrusive doubly linked queue links: removal of a cancelled waiter is O(1).
+    internal Waiter<T>? Next;
+    internal Waiter<T>? Previous;
+    internal bool IsQueued;
+
+    internal int State => Volatile.Read(ref _state);
+
+    /// <summary>Partner side: wins the waiter for pairing. Called under the channel lock.</summary>
+    internal bool TryClaim() => Interlocked.CompareExchange(ref _state, Claimed, Pending) == Pending;
+
+    /// <summary>Cancellation side: wins the waiter for cancellation.</summary>
+    internal bool TryCancel() => Interlocked.CompareExchange(ref _state, Cancelled, Pending) == Pending;
+
+    /// <summary>Makes a completed node reusable. Only the owner calls this, after it has observed completion.</summary>
+    protected void ResetState()
+    {
+        Item = default;
+        Error = null;
+        Next = null;
+        Previous = null;
+        IsQueued = false;
+        Volatile.Write(ref _state, Pending);
+    }
+
+    /// <summary>
+    /// Wakes the owner after a successful <see cref="TryClaim"/>. Always called outside the channel
+    /// lock, because waking may run continuations or context-switch.
+    /// </summary>
+    internal abstract void Wake();
+}

@@ -1,0 +1,260 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+
+namespace CspNet;
+
+/// <summary>
+/// The operating-system threads that run <see cref="ICSPProcess"/> processes (paper section 3.4).
+/// A thread is created only when a process starts and no idle thread is available; when its
+/// process ends, the thread is kept idle for the next process until <see cref="Release"/>. So a
+/// program never has more pool threads than thread processes that ran at the same time.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Unlike the .NET thread pool, this pool lets the program choose each thread's maximum stack
+/// size (<see cref="MaxStackSize"/>: many frugal processes fit in less memory) and each process's
+/// priority. Pool threads are background threads: they do not keep the application alive.
+/// </para>
+/// <para>Thread-safety: all members are safe to call from any thread.</para>
+/// </remarks>
+public sealed class CSPThreadPool
+{
+    private readonly Lock _lock = new();
+    private readonly Stack<PooledThread> _idle = new();
+    private int _maxStackSize;
+    private int _threadCount;
+    private int _busyCount;
+    private int _nextId;
+
+    /// <summary>Creates a pool whose threads get the runtime's default stack size.</summary>
+    public CSPThreadPool()
+    {
+    }
+
+    /// <summary>Creates a pool whose threads get at most <paramref name="maxStackSize"/> bytes of stack.</summary>
+    /// <param name="maxStackSize">Stack size in bytes; 0 means the runtime default.</param>
+    public CSPThreadPool(int maxStackSize)
+    {
+        MaxStackSize = maxStackSize;
+    }
+
+    /// <summary>The pool <see cref="Parallel"/> uses unless told otherwise.</summary>
+    public static CSPThreadPool Default { get; } = new();
+
+    /// <summary>
+    /// Maximum stack size, in bytes, of threads created from now on; 0 (the default) means the
+    /// runtime default (usually 1 MiB on Windows, 8 MiB on Linux). Changing it releases the idle
+    /// threads, so that every process started afterwards runs on a thread of the new size.
+    /// The operating system may round the size up to its page size or minimum.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    public int MaxStackSize
+    {
+        get => Volatile.Read(ref _maxStackSize);
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(value);
+            lock (_lock)
+            {
+                if (_maxStackSize == value)
+                {
+                    return;
+                }
+
+                _maxStackSize = value;
+            }
+
+            Release();
+        }
+    }
+
+    /// <summary>Number of live pool threads, busy or idle.</summary>
+    public int ThreadCount => Volatile.Read(ref _threadCount);
+
+    /// <summary>Number of pool threads running a process now.</summary>
+    public int BusyCount => Volatile.Read(ref _busyCount);
+
+    /// <summary>Number of idle pool threads kept for reuse.</summary>
+    public int IdleCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _idle.Count;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Ends every idle thread. Busy threads finish their process and are then kept as usual;
+    /// threads are created again on demand.
+    /// </summary>
+    public void Release()
+    {
+        PooledThread[] released;
+        lock (_lock)
+        {
+            released = _idle.ToArray();
+            _idle.Clear();
+        }
+
+        foreach (PooledThread thread in released)
+        {
+            thread.Exit();
+        }
+    }
+
+    /// <summary>
+    /// Runs <paramref name="work"/> on a pool thread at <paramref name="priority"/>, then puts the
+    /// thread back in the pool, then calls <paramref name="ended"/> on it. Neither may throw;
+    /// <see cref="Parallel"/> wraps each process so that it does not.
+    /// </summary>
+    internal void Start(Action work, Action ended, ThreadPriority priority)
+    {
+        PooledThread? thread;
+        int stackSize;
+        lock (_lock)
+        {
+            _idle.TryPop(out thread);
+            stackSize = _maxStackSize;
+            _busyCount++;
+        }
+
+        if (thread is null)
+        {
+            thread = new PooledThread(this, stackSize, Interlocked.Increment(ref _nextId));
+            Interlocked.Increment(ref _threadCount);
+            thread.Assign(work, ended, priority);
+            thread.Start();
+        }
+        else
+        {
+            thread.Assign(work, ended, priority);
+        }
+    }
+
+    /// <summary>
+    /// Called by a thread whose process has ended, before it reports the end: the thread is back
+    /// in the pool by the time anyone can observe that its process finished.
+    /// </summary>
+    private void ReturnToPool(PooledThread thread)
+    {
+        lock (_lock)
+        {
+            _busyCount--;
+            if (thread.StackSize == _maxStackSize)
+            {
+                _idle.Push(thread);
+                return;
+            }
+        }
+
+        // The stack size changed while it ran: this thread no longer fits the pool.
+        thread.Exit();
+    }
+
+    private void OnThreadExited() => Interlocked.Decrement(ref _threadCount);
+
+    /// <summary>One pool thread: waits for work, runs it, returns itself to the pool.</summary>
+    private sealed class PooledThread
+    {
+        private readonly CSPThreadPool _pool;
+        private readonly Thread _thread;
+        private readonly object _gate = new();
+        private Action? _work;
+        private Action? _ended;
+        private ThreadPriority _priority;
+        private bool _exit;
+
+        internal PooledThread(CSPThreadPool pool, int stackSize, int id)
+        {
+            _pool = pool;
+            StackSize = stackSize;
+            _thread = new Thread(Loop, stackSize)
+            {
+                IsBackground = true,
+                Name = $"CSP process thread {id}",
+            };
+        }
+
+        internal int StackSize { get; }
+
+        internal void Start() => _thread.Start();
+
+        internal void Assign(Action work, Action ended, ThreadPriority priority)
+        {
+            lock (_gate)
+            {
+                _work = work;
+                _ended = ended;
+                _priority = priority;
+                Monitor.PulseAll(_gate);
+            }
+        }
+
+        internal void Exit()
+        {
+            lock (_gate)
+            {
+                _exit = true;
+                Monitor.PulseAll(_gate);
+            }
+        }
+
+        private void Loop()
+        {
+            while (true)
+            {
+                Action work;
+                Action ended;
+                ThreadPriority priority;
+                lock (_gate)
+                {
+                    while (_work is null && !_exit)
+                    {
+                        Monitor.Wait(_gate);
+                    }
+
+                    if (_work is null)
+                    {
+                        _pool.OnThreadExited();
+                        return;
+                    }
+
+                    work = _work;
+                    ended = _ended!;
+                    priority = _priority;
+                    _work = null;
+                    _ended = null;
+                }
+
+                SetPriority(priority);
+                work();
+
+                // Back in the pool before the end is reported, so that whoever observes the end
+                // (a Parallel starting its next run, a test) sees the thread as reusable.
+                _pool.ReturnToPool(this);
+                ended();
+            }
+        }
+
+        private void SetPriority(ThreadPriority priority)
+        {
+            if (_thread.Priority == priority)
+            {
+                return;
+            }
+
+            try
+            {
+                _thread.Priority = priority;
+            }
+            catch (ThreadStateException)
+            {
+                // Cannot happen for a running thread; priorities are a hint on every OS anyway.
+            }
+        }
+    }
+}

@@ -1,0 +1,274 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Internal;
+
+namespace CspNet;
+
+/// <summary>
+/// Runs processes in parallel and ends when all of them have ended: the CSP <c>PAR</c>.
+/// Thread processes (<see cref="ICSPProcess"/>) each get a thread from a
+/// <see cref="CSPThreadPool"/>; async processes (<see cref="IAsyncCSPProcess"/>) run on the .NET
+/// thread pool and hold no thread while they wait. One <see cref="Parallel"/> may mix both.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Failure: a process that throws never vanishes silently. The others keep running (CSP has no
+/// way to stop a process from outside); when all have ended, <see cref="Run"/> and
+/// <see cref="RunAsync"/> throw an <see cref="AggregateException"/> holding every process's
+/// exception. To make the others end, a failing process poisons its channels (in a
+/// <c>catch</c> or <c>finally</c>); processes blocked on them then get
+/// <see cref="PoisonException"/>, poison their own channels in turn, and the network winds down.
+/// </para>
+/// <para>
+/// A <see cref="Parallel"/> can be run again once a run has finished; runs may not overlap.
+/// It is itself a process of both kinds, so parallels nest.
+/// </para>
+/// <para>Thread-safety: processes may be added from any thread, but not while a run is in progress.</para>
+/// </remarks>
+public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
+{
+    private readonly List<Entry> _processes = [];
+    private readonly Lock _lock = new();
+    private bool _running;
+
+    /// <summary>Creates an empty parallel; add processes with <c>AddProcess</c>.</summary>
+    public Parallel()
+    {
+    }
+
+    /// <summary>Creates a parallel of thread processes.</summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params ICSPProcess[] processes)
+    {
+        ArgumentNullException.ThrowIfNull(processes);
+        foreach (ICSPProcess process in processes)
+        {
+            AddProcess(process);
+        }
+    }
+
+    /// <summary>Creates a parallel of async processes.</summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params IAsyncCSPProcess[] processes)
+    {
+        ArgumentNullException.ThrowIfNull(processes);
+        foreach (IAsyncCSPProcess process in processes)
+        {
+            AddProcess(process);
+        }
+    }
+
+    /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
+    public CSPThreadPool ThreadPool { get; set; } = CSPThreadPool.Default;
+
+    /// <summary>Number of processes in the parallel.</summary>
+    public int Count
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _processes.Count;
+            }
+        }
+    }
+
+    /// <summary>Adds a thread process, run at normal priority.</summary>
+    /// <param name="process">The process.</param>
+    public void AddProcess(ICSPProcess process) => AddProcess(process, ThreadPriority.Normal);
+
+    /// <summary>Adds a thread process, run at <paramref name="priority"/> (where the operating system honours priorities).</summary>
+    /// <param name="process">The process.</param>
+    /// <param name="priority">The priority of the thread while it runs this process.</param>
+    public void AddProcess(ICSPProcess process, ThreadPriority priority)
+    {
+        ArgumentNullException.ThrowIfNull(process);
+
+        // A nested parallel only waits for its children: run it without tying up a thread.
+        Add(process is Parallel nested ? new Entry(null, nested, priority) : new Entry(process, null, priority));
+    }
+
+    /// <summary>Adds an async process.</summary>
+    /// <param name="process">The process.</param>
+    public void AddProcess(IAsyncCSPProcess process)
+    {
+        ArgumentNullException.ThrowIfNull(process);
+        Add(new Entry(null, process, ThreadPriority.Normal));
+    }
+
+    /// <summary>Adds a nested parallel; it runs as an async process, holding no thread of its own.</summary>
+    /// <param name="process">The nested parallel.</param>
+    public void AddProcess(Parallel process)
+    {
+        ArgumentNullException.ThrowIfNull(process);
+        Add(new Entry(null, process, ThreadPriority.Normal));
+    }
+
+    /// <summary>Adds a thread process given as a delegate.</summary>
+    /// <param name="run">The process body.</param>
+    public void AddProcess(Action run)
+    {
+        ArgumentNullException.ThrowIfNull(run);
+        AddProcess(new DelegateProcess(run));
+    }
+
+    /// <summary>Adds an async process given as a delegate.</summary>
+    /// <param name="runAsync">The process body; it receives the token passed to <see cref="RunAsync"/>.</param>
+    public void AddProcess(Func<CancellationToken, Task> runAsync)
+    {
+        ArgumentNullException.ThrowIfNull(runAsync);
+        AddProcess(new AsyncDelegateProcess(runAsync));
+    }
+
+    /// <summary>
+    /// Runs every process and blocks until all have ended.
+    /// </summary>
+    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
+    /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
+    public void Run() => RunAsync(CancellationToken.None).GetAwaiter().GetResult();
+
+    /// <summary>
+    /// Runs every process and completes when all have ended, holding no thread while it waits.
+    /// </summary>
+    /// <param name="cancellationToken">Passed to every async process; thread processes do not see it.</param>
+    /// <returns>A task that completes when every process has ended.</returns>
+    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
+    /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
+    public Task RunAsync(CancellationToken cancellationToken = default)
+    {
+        Entry[] processes;
+        lock (_lock)
+        {
+            if (_running)
+            {
+                throw new InvalidOperationException("This Parallel is already running; wait for the run to end, or create another Parallel.");
+            }
+
+            if (_processes.Count == 0)
+            {
+                return Task.CompletedTask;
+            }
+
+            _running = true;
+            processes = [.. _processes];
+        }
+
+        var run = new ParallelRun(processes.Length, this);
+        foreach (Entry entry in processes)
+        {
+            if (entry.Thread is { } threadProcess)
+            {
+                ThreadPool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+            }
+            else
+            {
+                run.StartAsyncProcess(entry.Async!, cancellationToken);
+            }
+        }
+
+        return run.Completion;
+    }
+
+    Task IAsyncCSPProcess.RunAsync(CancellationToken cancellationToken) => RunAsync(cancellationToken);
+
+    private void Add(Entry entry)
+    {
+        lock (_lock)
+        {
+            if (_running)
+            {
+                throw new InvalidOperationException("Processes cannot be added to a Parallel while it runs.");
+            }
+
+            _processes.Add(entry);
+        }
+    }
+
+    private void EndRun()
+    {
+        lock (_lock)
+        {
+            _running = false;
+        }
+    }
+
+    private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
+
+    /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
+    private sealed class ParallelRun(int count, Parallel owner)
+    {
+        private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly List<Exception> _errors = [];
+        private int _remaining = count;
+
+        internal Task Completion => _completion.Task;
+
+        internal void RunThreadProcess(ICSPProcess process)
+        {
+            try
+            {
+                process.Run();
+            }
+#pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
+            catch (Exception exception)
+#pragma warning restore CA1031
+            {
+                AddError(exception);
+            }
+        }
+
+        internal void StartAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken) =>
+            // Start on the thread pool so that a process that computes before its first await
+            // does not run to completion on the caller's thread, serialising the others.
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(
+                static state => _ = state.Run.RunAsyncProcess(state.Process, state.Token),
+                (Run: this, Process: process, Token: cancellationToken),
+                preferLocal: false);
+
+        internal void ProcessEnded()
+        {
+            if (Interlocked.Decrement(ref _remaining) != 0)
+            {
+                return;
+            }
+
+            owner.EndRun();
+            if (_errors.Count == 0)
+            {
+                _completion.SetResult();
+            }
+            else
+            {
+                // One AggregateException as the single fault, so that both Run() and await
+                // surface every process's exception, not just the first.
+                _completion.SetException(new AggregateException("One or more processes of the Parallel threw.", _errors));
+            }
+        }
+
+        private async Task RunAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken)
+        {
+            try
+            {
+                await process.RunAsync(cancellationToken).ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // Collected and rethrown by Run.
+            catch (Exception exception)
+#pragma warning restore CA1031
+            {
+                AddError(exception);
+            }
+
+            ProcessEnded();
+        }
+
+        private void AddError(Exception exception)
+        {
+            lock (_errors)
+            {
+                _errors.Add(exception);
+            }
+        }
+    }
+}
