@@ -20,13 +20,13 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     private static readonly Action<object?, CancellationToken> s_onCancel = OnCancel;
 
     private ManualResetValueTaskSourceCore<T> _core = new() { RunContinuationsAsynchronously = true };
-    private readonly ChannelCore<T> _channel;
+    private readonly IWaiterOwner<T> _owner;
     private readonly bool _isReader;
     private CancellationTokenRegistration _registration;
 
-    internal AsyncWaiter(ChannelCore<T> channel, bool isReader)
+    internal AsyncWaiter(IWaiterOwner<T> owner, bool isReader)
     {
-        _channel = channel;
+        _owner = owner;
         _isReader = isReader;
     }
 
@@ -70,11 +70,10 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     private static void OnCancel(object? state, CancellationToken cancellationToken)
     {
         var waiter = (AsyncWaiter<T>)state!;
-        if (waiter.TryCancel())
+        if (waiter._owner.TryCancel(waiter))
         {
-            // The waiter is ours: no partner can pair with it any more. Unlink it so it does not
-            // linger in the queue, then fail the operation. Nothing was delivered or taken.
-            waiter._channel.RemoveCancelled(waiter);
+            // The waiter is ours and unlinked: no partner can pair with it any more. Fail the
+            // operation, outside the owner's lock. Nothing was delivered or taken.
             waiter._core.SetException(new OperationCanceledException(cancellationToken));
         }
     }
@@ -115,6 +114,6 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     {
         _core.Reset();
         ResetState();
-        _channel.ReturnWaiter(this);
+        _owner.ReturnWaiter(this);
     }
 }

@@ -14,7 +14,7 @@ namespace CspNet.Internal;
 /// All state changes happen under <see cref="_lock"/>; waking a partner always happens after
 /// the lock is released (a woken thread would otherwise run straight into the lock we hold).
 /// </remarks>
-internal sealed class ChannelCore<T>
+internal sealed class ChannelCore<T> : IWaiterOwner<T>
 {
     private readonly Lock _lock = new();
     private readonly IBuffer<T>? _buffer;
@@ -298,11 +298,16 @@ internal sealed class ChannelCore<T>
         }
     }
 
-    /// <summary>Unlinks a waiter whose cancellation won the race against any partner.</summary>
-    internal void RemoveCancelled(AsyncWaiter<T> waiter)
+    /// <inheritdoc />
+    public bool TryCancel(AsyncWaiter<T> waiter)
     {
         lock (_lock)
         {
+            if (!waiter.TryCancel())
+            {
+                return false;
+            }
+
             if (waiter.IsReader)
             {
                 _readers.Remove(waiter);
@@ -313,10 +318,12 @@ internal sealed class ChannelCore<T>
             }
 
             AssertInvariants();
+            return true;
         }
     }
 
-    internal void ReturnWaiter(AsyncWaiter<T> waiter)
+    /// <inheritdoc />
+    public void ReturnWaiter(AsyncWaiter<T> waiter)
     {
         if (waiter.IsReader)
         {

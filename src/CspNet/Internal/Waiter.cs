@@ -12,8 +12,8 @@ namespace CspNet.Internal;
 /// <remarks>
 /// Life cycle: a node is <see cref="Pending"/> while queued. Exactly one of two parties moves it
 /// out of that state, with one compare-and-swap, and only the winner may touch it afterwards:
-/// the partner that pairs with it (to <see cref="Claimed"/>, under the channel lock) or its own
-/// cancellation callback (to <see cref="Cancelled"/>). That single transition is what makes
+/// the partner that pairs with it (to <see cref="Claimed"/>) or its own cancellation callback (to
+/// <see cref="Cancelled"/>), both under the owning channel's lock. That single transition is what makes
 /// "a value is delivered" and "the operation was cancelled" mutually exclusive, so a cancelled
 /// operation can never have consumed or delivered an item.
 /// </remarks>
@@ -41,7 +41,7 @@ internal abstract class Waiter<T>
     /// <summary>Partner side: wins the waiter for pairing. Called under the channel lock.</summary>
     internal bool TryClaim() => Interlocked.CompareExchange(ref _state, Claimed, Pending) == Pending;
 
-    /// <summary>Cancellation side: wins the waiter for cancellation.</summary>
+    /// <summary>Cancellation side: wins the waiter for cancellation. Called under the owner's lock.</summary>
     internal bool TryCancel() => Interlocked.CompareExchange(ref _state, Cancelled, Pending) == Pending;
 
     /// <summary>Makes a completed node reusable. Only the owner calls this, after it has observed completion.</summary>

@@ -34,8 +34,8 @@ internal struct WaiterQueue<T>
 
     /// <summary>
     /// Removes queued waiters from the head until one can be claimed, and returns it.
-    /// Waiters whose cancellation won the race are dropped on the way; their own callback
-    /// will find them unqueued and skip the removal.
+    /// Cancellation unlinks its waiter under the same lock, so a plain waiter found here is
+    /// always claimable; waiters that fail the claim are dropped on the way.
     /// </summary>
     internal Waiter<T>? DequeueClaimed()
     {

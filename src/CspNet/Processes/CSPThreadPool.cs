@@ -46,7 +46,9 @@ public sealed class CSPThreadPool
     /// Maximum stack size, in bytes, of threads created from now on; 0 (the default) means the
     /// runtime default (usually 1 MiB on Windows, 8 MiB on Linux). Changing it releases the idle
     /// threads, so that every process started afterwards runs on a thread of the new size.
-    /// The operating system may round the size up to its page size or minimum.
+    /// The operating system may round the size up: to its page size or minimum, and on Linux
+    /// glibc may hand a new thread a cached stack of an exited thread that is up to four times
+    /// larger. The size is what the pool asks for; it bounds memory use only up to that rounding.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
     public int MaxStackSize

@@ -32,6 +32,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     private readonly List<Entry> _processes = [];
     private readonly Lock _lock = new();
     private bool _running;
+    private CSPThreadPool _threadPool = CSPThreadPool.Default;
 
     /// <summary>Creates an empty parallel; add processes with <c>AddProcess</c>.</summary>
     public Parallel()
@@ -61,7 +62,12 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     }
 
     /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
-    public CSPThreadPool ThreadPool { get; set; } = CSPThreadPool.Default;
+    /// <exception cref="ArgumentNullException">The value is null.</exception>
+    public CSPThreadPool ThreadPool
+    {
+        get => _threadPool;
+        set => _threadPool = value ?? throw new ArgumentNullException(nameof(value), "Pass a CSPThreadPool, for example CSPThreadPool.Default.");
+    }
 
     /// <summary>Number of processes in the parallel.</summary>
     public int Count
@@ -155,12 +161,13 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             processes = [.. _processes];
         }
 
-        var run = new ParallelRun(processes.Length, this);
+        var run = new ParallelRun(processes.Length, this, ExecutionContext.Capture());
+        CSPThreadPool pool = _threadPool;
         foreach (Entry entry in processes)
         {
             if (entry.Thread is { } threadProcess)
             {
-                ThreadPool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+                pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
             }
             else
             {
@@ -197,8 +204,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
 
     /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
-    private sealed class ParallelRun(int count, Parallel owner)
+    private sealed class ParallelRun(int count, Parallel owner, ExecutionContext? context)
     {
+        private static readonly ContextCallback s_runThreadProcess = static state => ((ICSPProcess)state!).Run();
+
         private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly List<Exception> _errors = [];
         private int _remaining = count;
@@ -209,7 +218,15 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         {
             try
             {
-                process.Run();
+                // Processes see the caller's AsyncLocal values and culture, as tasks do.
+                if (context is null)
+                {
+                    process.Run();
+                }
+                else
+                {
+                    ExecutionContext.Run(context, s_runThreadProcess, process);
+                }
             }
 #pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
             catch (Exception exception)
@@ -222,7 +239,8 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         internal void StartAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken) =>
             // Start on the thread pool so that a process that computes before its first await
             // does not run to completion on the caller's thread, serialising the others.
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(
+            // QueueUserWorkItem flows the caller's execution context (AsyncLocal values, culture).
+            System.Threading.ThreadPool.QueueUserWorkItem(
                 static state => _ = state.Run.RunAsyncProcess(state.Process, state.Token),
                 (Run: this, Process: process, Token: cancellationToken),
                 preferLocal: false);

@@ -1,0 +1,86 @@
+using System;
+
+namespace CspNet.Internal;
+
+/// <summary>The state of a <see cref="Barrier"/>: enrolled processes and the current phase.</summary>
+internal sealed class BarrierCore : SyncPoint
+{
+    private int _enrolled;
+
+    internal BarrierCore(int enrolled) => _enrolled = enrolled;
+
+    protected override string Kind => "Barrier";
+
+    internal int Enrolled
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return _enrolled;
+            }
+        }
+    }
+
+    internal int Waiting
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return ParkedCount;
+            }
+        }
+    }
+
+    internal void Enroll()
+    {
+        lock (Gate)
+        {
+            ThrowIfPoisonedLocked();
+            _enrolled++;
+        }
+    }
+
+    internal void Resign()
+    {
+        Waiter<bool>? released = null;
+        lock (Gate)
+        {
+            if (_enrolled == 0)
+            {
+                throw new InvalidOperationException("Resign was called on a barrier with no enrolled process; every Resign must match an Enroll (or the constructor's count).");
+            }
+
+            _enrolled--;
+
+            // The others may have been waiting only for the one that left.
+            if (ParkedCount > 0 && ParkedCount == _enrolled)
+            {
+                released = ReleaseAllLocked();
+            }
+        }
+
+        WakeAll(released);
+    }
+
+    protected override bool ArriveLocked(out Waiter<bool>? released)
+    {
+        released = null;
+        if (ParkedCount >= _enrolled)
+        {
+            throw new InvalidOperationException(
+                $"A process synced on a barrier with {_enrolled} enrolled processes, all of which are already accounted for. " +
+                "Enroll every process that syncs (constructor count or Enroll()), and Resign when a process stops syncing.");
+        }
+
+        if (ParkedCount + 1 == _enrolled)
+        {
+            // The last one in: release the phase and pass.
+            released = ReleaseAllLocked();
+            return false;
+        }
+
+        return true;
+    }
+}

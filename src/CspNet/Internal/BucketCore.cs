@@ -1,0 +1,35 @@
+namespace CspNet.Internal;
+
+/// <summary>The state of a <see cref="Bucket"/>: the processes held until the next flush.</summary>
+internal sealed class BucketCore : SyncPoint
+{
+    protected override string Kind => "Bucket";
+
+    internal int Holding
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return ParkedCount;
+            }
+        }
+    }
+
+    internal int Flush()
+    {
+        Waiter<bool>? released;
+        lock (Gate)
+        {
+            released = ReleaseAllLocked();
+        }
+
+        return WakeAll(released);
+    }
+
+    protected override bool ArriveLocked(out Waiter<bool>? released)
+    {
+        released = null;
+        return true;
+    }
+}

@@ -1,0 +1,208 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// Shared engine of <see cref="Barrier"/> and <see cref="Bucket"/> (see <see cref="BarrierCore"/>
+/// and <see cref="BucketCore"/>): processes arrive and either
+/// pass at once or park until released. Thread and async processes park in the same queue, on the
+/// same waiter types as channels use.
+/// </summary>
+/// <remarks>
+/// One lock guards the queue and the subclass's counters. Cancellation of a parked async process
+/// happens under that lock too (<see cref="TryCancel"/>), so a process is never both counted as
+/// arrived and cancelled: a cancelled sync did not take part in the barrier phase.
+/// </remarks>
+internal abstract class SyncPoint : IWaiterOwner<bool>
+{
+    private WaiterQueue<bool> _parked;
+    private AsyncWaiter<bool>? _cachedWaiter;
+
+    /// <summary>Guards all state of the sync point and its subclass.</summary>
+    protected Lock Gate { get; } = new();
+
+    /// <summary>Whether the object is poisoned. Read and written under <see cref="Gate"/>.</summary>
+    protected bool Poisoned { get; private set; }
+
+    /// <summary>Number of processes parked now. Read under <see cref="Gate"/>.</summary>
+    protected int ParkedCount { get; private set; }
+
+    /// <summary>Name used in exception messages.</summary>
+    protected abstract string Kind { get; }
+
+    /// <summary>
+    /// Called under <see cref="Gate"/> when a process arrives. Returns true if it must park;
+    /// false if it passes, in which case <paramref name="released"/> may hold parked processes
+    /// to wake (outside the lock). May throw to reject a misuse.
+    /// </summary>
+    protected abstract bool ArriveLocked(out Waiter<bool>? released);
+
+    /// <summary>Called under <see cref="Gate"/> after a parked process was cancelled and removed.</summary>
+    protected virtual void OnCancelledLocked()
+    {
+    }
+
+    /// <summary>Blocking arrival.</summary>
+    internal void Arrive()
+    {
+        SyncWaiter<bool> waiter;
+        Waiter<bool>? released;
+        lock (Gate)
+        {
+            ThrowIfPoisonedLocked();
+            if (!ArriveLocked(out released))
+            {
+                goto Passed;
+            }
+
+            waiter = SyncWaiter<bool>.ForCurrentThread();
+            Enqueue(waiter);
+        }
+
+        waiter.WaitForPartner();
+        return;
+
+    Passed:
+        WakeAll(released);
+    }
+
+    /// <summary>Async arrival: parks no thread.</summary>
+    internal ValueTask ArriveAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        AsyncWaiter<bool> waiter = Interlocked.Exchange(ref _cachedWaiter, null) ?? new AsyncWaiter<bool>(this, isReader: false);
+        if (cancellationToken.CanBeCanceled)
+        {
+            // Before the waiter is queued: see AsyncWaiter.RegisterCancellation.
+            waiter.RegisterCancellation(cancellationToken);
+        }
+
+        Waiter<bool>? released;
+        lock (Gate)
+        {
+            if (Poisoned)
+            {
+                goto Poisoned;
+            }
+
+            if (waiter.State != Waiter<bool>.Pending)
+            {
+                // Cancelled before it arrived: it takes no part, and the task reports the cancellation.
+                return waiter.AsWriteTask();
+            }
+
+            if (!ArriveLocked(out released))
+            {
+                goto Passed;
+            }
+
+            Enqueue(waiter);
+            return waiter.AsWriteTask();
+        }
+
+    Poisoned:
+        waiter.Discard();
+        return ValueTask.FromException(NewPoisonException());
+
+    Passed:
+        waiter.Discard();
+        WakeAll(released);
+        return default;
+    }
+
+    /// <summary>Poisons the object: parked and later arrivals fail with <see cref="PoisonException"/>.</summary>
+    public void Poison()
+    {
+        Waiter<bool>? parked;
+        lock (Gate)
+        {
+            if (Poisoned)
+            {
+                return;
+            }
+
+            Poisoned = true;
+            parked = ReleaseAllLocked();
+        }
+
+        while (parked is { } waiter)
+        {
+            parked = waiter.Next;
+            waiter.Next = null;
+            waiter.Error = NewPoisonException();
+            waiter.Wake();
+        }
+    }
+
+    /// <summary>Claims every parked process for release; wake them with <see cref="WakeAll"/> outside the lock.</summary>
+    protected Waiter<bool>? ReleaseAllLocked()
+    {
+        ParkedCount = 0;
+        return _parked.DetachAllClaimed();
+    }
+
+    /// <summary>Wakes a chain returned by <see cref="ReleaseAllLocked"/>; returns how many were woken.</summary>
+    protected static int WakeAll(Waiter<bool>? chain)
+    {
+        int count = 0;
+        while (chain is { } waiter)
+        {
+            chain = waiter.Next;
+            waiter.Next = null;
+            waiter.Wake();
+            count++;
+        }
+
+        return count;
+    }
+
+    /// <summary>Throws if poisoned. Call under <see cref="Gate"/>.</summary>
+    protected void ThrowIfPoisonedLocked()
+    {
+        if (Poisoned)
+        {
+            throw NewPoisonException();
+        }
+    }
+
+    /// <inheritdoc />
+    public bool TryCancel(AsyncWaiter<bool> waiter)
+    {
+        lock (Gate)
+        {
+            if (!waiter.TryCancel())
+            {
+                return false;
+            }
+
+            if (waiter.IsQueued)
+            {
+                _parked.Remove(waiter);
+                ParkedCount--;
+                Debug.Assert(ParkedCount >= 0, "Parked count never goes negative.");
+                OnCancelledLocked();
+            }
+
+            return true;
+        }
+    }
+
+    /// <inheritdoc />
+    public void ReturnWaiter(AsyncWaiter<bool> waiter) => Volatile.Write(ref _cachedWaiter, waiter);
+
+    private void Enqueue(Waiter<bool> waiter)
+    {
+        _parked.Enqueue(waiter);
+        ParkedCount++;
+    }
+
+    private PoisonException NewPoisonException() =>
+        new($"The {Kind} has been poisoned: no process can synchronise on it any more.");
+}
