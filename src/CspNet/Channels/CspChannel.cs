@@ -30,11 +30,40 @@ namespace CspNet;
 public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
     private readonly ChannelCore<T> _core;
+    private ChannelReadEnd<T>? _in;
+    private ChannelWriteEnd<T>? _out;
 
     private protected CspChannel(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
     {
         _core = new ChannelCore<T>(buffer, singleReader, singleWriter, $"{kind}<{typeof(T).Name}>");
     }
+
+    /// <summary>
+    /// The channel's reading end as an <see cref="AltingChannelIn{T}"/>, usable as a guard. One end
+    /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
+    /// alternate, give each process its own end with <see cref="CreateIn"/>.
+    /// </summary>
+    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core), null) ?? _in;
+
+    /// <summary>
+    /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
+    /// One end object per channel: on shared-writer channels (Any2One, Any2Any) where several
+    /// processes alternate, give each process its own end with <see cref="CreateOut"/>.
+    /// </summary>
+    public AltingChannelOut<T> Out => _out ?? Interlocked.CompareExchange(ref _out, new ChannelWriteEnd<T>(_core), null) ?? _out;
+
+    /// <summary>
+    /// Creates a new reading end for one process. An alternation holds the value it chose in the
+    /// end, so processes that alternate over a shared reading end each need their own.
+    /// Create ends once per process, not per loop iteration: an end that has been used in an
+    /// alternation stays registered with the channel.
+    /// </summary>
+    /// <returns>A new reading end.</returns>
+    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core);
+
+    /// <summary>Creates a new writing end for one process (its offered value belongs to that process).</summary>
+    /// <returns>A new writing end.</returns>
+    public AltingChannelOut<T> CreateOut() => new ChannelWriteEnd<T>(_core);
 
     /// <summary>Whether the channel has been poisoned.</summary>
     public bool IsPoisoned => _core.IsPoisoned;

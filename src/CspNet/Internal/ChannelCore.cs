@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
@@ -25,6 +26,10 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
     private bool _poisoned;
+
+    // Reading ends that alternations watch: told (under the lock) whenever the channel goes from
+    // having nothing to read to having something, so their alternation never needs to poll.
+    private List<ChannelReadEnd<T>>? _watchers;
 
     // One recycled async waiter per direction covers the common case of one outstanding
     // operation per end without allocating; concurrent operations on Any ends allocate.
@@ -94,7 +99,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
             ThrowIfCannotParkLocked(isReader: false);
             waiter = SyncWaiter<T>.ForCurrentThread();
             waiter.Item = item;
-            _writers.Enqueue(waiter);
+            EnqueueWriterLocked(waiter);
         }
 
         // Returns only when a reader has taken the item (or moved it into the buffer).
@@ -210,7 +215,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
             {
                 AsyncWaiter<T> waiter = RentWaiter(isReader: false);
                 waiter.Item = item;
-                _writers.Enqueue(waiter);
+                EnqueueWriterLocked(waiter);
                 return waiter.AsWriteTask();
             }
         }
@@ -244,7 +249,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
                 if (waiter.State == Waiter<T>.Pending)
                 {
                     waiter.Item = item;
-                    _writers.Enqueue(waiter);
+                    EnqueueWriterLocked(waiter);
                 }
 
                 return waiter.AsWriteTask();
@@ -279,22 +284,213 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
             _poisoned = true;
             readers = _readers.DetachAllClaimed();
             writers = _writers.DetachAllClaimed();
+
+            // Errors are set under the lock: an alternation whose offer was claimed here learns of
+            // the failure when it withdraws the offer, which takes this lock.
+            SetPoisonLocked(readers);
+            SetPoisonLocked(writers);
+            NotifyWatchersLocked();
             AssertInvariants();
         }
 
-        FailAll(readers);
-        FailAll(writers);
+        WakeAll(readers);
+        WakeAll(writers);
     }
 
-    private void FailAll(Waiter<T>? chain)
+    private void SetPoisonLocked(Waiter<T>? chain)
+    {
+        for (; chain is not null; chain = chain.Next)
+        {
+            chain.Item = default;
+            chain.Error = ThrowHelper.Poisoned(_kind);
+        }
+    }
+
+    private static void WakeAll(Waiter<T>? chain)
     {
         while (chain is { } waiter)
         {
             chain = waiter.Next;
             waiter.Next = null;
-            waiter.Item = default;
-            waiter.Error = ThrowHelper.Poisoned(_kind);
             waiter.Wake();
+        }
+    }
+
+    internal PoisonException NewPoisonException() => ThrowHelper.Poisoned(_kind);
+
+    // ---- alternation ----------------------------------------------------------------------
+
+    /// <summary>Points <paramref name="end"/>'s readiness at <paramref name="alternative"/> and reports the current readiness.</summary>
+    internal void ActivateInput(ChannelReadEnd<T> end, AlternativeCore alternative, int index)
+    {
+        AlternativeCore? previous;
+        lock (_lock)
+        {
+            previous = end.ActiveAlternative;
+            end.ActiveAlternative = alternative;
+            end.ActiveIndex = index;
+            if (!end.IsWatching)
+            {
+                end.IsWatching = true;
+                (_watchers ??= []).Add(end);
+            }
+
+            if (HasSomethingToReadLocked())
+            {
+                alternative.SignalReady(index);
+            }
+            else
+            {
+                alternative.ClearReady(index);
+            }
+        }
+
+        if (previous is not null && previous != alternative)
+        {
+            // The end now reports to another alternation of the same process; the old one must
+            // re-activate before its next selection.
+            previous.MarkStale();
+        }
+    }
+
+    /// <summary>
+    /// A selecting alternation tries to take a value for <paramref name="end"/>. On success the
+    /// value (or the poison) is held in the end for the process's next read.
+    /// </summary>
+    internal bool TryCommitInput(ChannelReadEnd<T> end, AlternativeCore alternative, int index)
+    {
+        Waiter<T>? partner;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (TryTakeLocked(out T item, out partner))
+            {
+                end.Hold(item);
+            }
+            else if (_poisoned)
+            {
+                end.HoldPoison();
+            }
+            else
+            {
+                // Nothing to read: clear the bit under the lock, so that a writer arriving next
+                // (which needs the lock) is sure to set it again.
+                alternative.ClearReady(index);
+                return false;
+            }
+        }
+
+        partner?.Wake();
+        return true;
+    }
+
+    /// <summary>
+    /// Scan phase of an output guard: deliver <paramref name="value"/> if a reader or buffer space
+    /// is there. The alternation has no offers out, so nobody else can commit it meanwhile.
+    /// </summary>
+    internal bool TryCommitOutput(ChannelWriteEnd<T> end, T value, out PoisonException? failure)
+    {
+        Waiter<T>? partner;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (!CanDeliverLocked())
+            {
+                failure = null;
+                return false;
+            }
+
+            DeliverLocked(value, out partner, out failure);
+        }
+
+        partner?.Wake();
+        return true;
+    }
+
+    /// <summary>
+    /// Enable phase of an output guard: deliver now if possible (first committing the
+    /// alternation, which may already have been claimed through another offer), else park the offer.
+    /// </summary>
+    internal EnableResult EnableOutput(ChannelWriteEnd<T> end, AlternativeCore alternative, int index, T value, out PoisonException? failure)
+    {
+        Waiter<T>? partner;
+        failure = null;
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (!CanDeliverLocked())
+            {
+                OfferWaiter<T> offer = end.OfferNode;
+                if (_singleWriter && !_writers.IsEmpty)
+                {
+                    throw ThrowHelper.SharedOneEnd(_kind, isReader: false);
+                }
+
+                offer.Prepare(alternative, index, value);
+                EnqueueWriterLocked(offer);
+                return EnableResult.Waiting;
+            }
+
+            if (!alternative.TryClaimSelf(index))
+            {
+                return EnableResult.Lost;
+            }
+
+            DeliverLocked(value, out partner, out failure);
+        }
+
+        partner?.Wake();
+        return EnableResult.Committed;
+    }
+
+    /// <summary>Withdraws a parked offer, if no reader has claimed it.</summary>
+    internal void RemoveOffer(OfferWaiter<T> offer)
+    {
+        lock (_lock)
+        {
+            _writers.Remove(offer);
+            AssertInvariants();
+        }
+    }
+
+    private bool CanDeliverLocked() => _poisoned || !_readers.IsEmpty || (_buffer is { } buffer && !buffer.IsFull);
+
+    private void DeliverLocked(T value, out Waiter<T>? partner, out PoisonException? failure)
+    {
+        failure = null;
+        partner = null;
+        if (_poisoned)
+        {
+            failure = ThrowHelper.Poisoned(_kind);
+            return;
+        }
+
+        bool delivered = TryPutLocked(value, out partner);
+        Debug.Assert(delivered, "Parked readers are plain waiters and stay claimable under the lock; buffer space stays free under it.");
+    }
+
+    private bool HasSomethingToReadLocked() => _poisoned || !_writers.IsEmpty || (_buffer is { } buffer && buffer.Count > 0);
+
+    private void EnqueueWriterLocked(Waiter<T> writer)
+    {
+        bool wasEmpty = _writers.IsEmpty;
+        _writers.Enqueue(writer);
+        if (wasEmpty)
+        {
+            NotifyWatchersLocked();
+        }
+    }
+
+    private void NotifyWatchersLocked()
+    {
+        if (_watchers is null)
+        {
+            return;
+        }
+
+        foreach (ChannelReadEnd<T> end in _watchers)
+        {
+            end.ActiveAlternative?.SignalReady(end.ActiveIndex);
         }
     }
 
@@ -382,6 +578,11 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         if (_buffer is { } buffer && !buffer.IsFull)
         {
             buffer.Put(item);
+            if (buffer.Count == 1)
+            {
+                NotifyWatchersLocked();
+            }
+
             return true;
         }
 

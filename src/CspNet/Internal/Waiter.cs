@@ -38,8 +38,11 @@ internal abstract class Waiter<T>
 
     internal int State => Volatile.Read(ref _state);
 
-    /// <summary>Partner side: wins the waiter for pairing. Called under the channel lock.</summary>
-    internal bool TryClaim() => Interlocked.CompareExchange(ref _state, Claimed, Pending) == Pending;
+    /// <summary>
+    /// Partner side: wins the waiter for pairing. Called under the channel lock. An offer parked
+    /// by an alternation overrides this to claim the whole alternation instead.
+    /// </summary>
+    internal virtual bool TryClaim() => Interlocked.CompareExchange(ref _state, Claimed, Pending) == Pending;
 
     /// <summary>Cancellation side: wins the waiter for cancellation. Called under the owner's lock.</summary>
     internal bool TryCancel() => Interlocked.CompareExchange(ref _state, Cancelled, Pending) == Pending;

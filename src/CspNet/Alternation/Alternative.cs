@@ -1,0 +1,140 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Internal;
+
+namespace CspNet;
+
+/// <summary>
+/// Choice between guards (the CSP external choice): waits until at least one guard is ready and
+/// commits exactly one of them, returning its index. Guards are channel reading ends
+/// (<see cref="AltingChannelIn{T}"/>), offered writes (<see cref="AltingChannelOut{T}"/>),
+/// <see cref="CSTimer"/> timeouts and <see cref="Skip"/>.
+/// </summary>
+/// <remarks>
+/// <para>
+/// <see cref="PriSelect()"/> chooses the first ready guard in array order;
+/// <see cref="FairSelect()"/> starts after the guard it chose last time, so among n guards each
+/// guard that stays ready is chosen at least once in any n consecutive calls;
+/// <see cref="Select()"/> chooses any ready guard (currently as <see cref="PriSelect()"/>).
+/// Each has an overload with one boolean precondition per guard (a guard whose precondition is
+/// false is ignored) and an async form that holds no thread while it waits.
+/// </para>
+/// <para>
+/// Exactness: a guard that is not chosen consumes nothing and has no effect. When an input end is
+/// chosen, its value has already been taken and is held in the end, so the next read returns it
+/// at once. When an output guard is chosen, its value has been written.
+/// </para>
+/// <para>
+/// Cost: channel reading ends tell the alternative when they become ready, so a selection looks
+/// only at guards that may be ready (plus timers and output guards). With one guard always ready,
+/// the cost of a selection does not grow with the number of idle input guards. Waiting parks the
+/// thread, or the async process, until a guard becomes ready: there is no polling.
+/// </para>
+/// <para>
+/// Thread-safety: an alternative, and its guards, belong to one process; selections on one
+/// alternative must not overlap.
+/// </para>
+/// </remarks>
+public sealed class Alternative
+{
+    private readonly AlternativeCore _core;
+
+    /// <summary>Creates an alternative over <paramref name="guards"/>.</summary>
+    /// <param name="guards">The guards, in priority order for <see cref="PriSelect()"/>. Each guard may appear once.</param>
+    /// <exception cref="ArgumentException">The array is empty, holds null, or holds a guard twice.</exception>
+    public Alternative(params Guard[] guards)
+    {
+        ArgumentNullException.ThrowIfNull(guards);
+        if (guards.Length == 0)
+        {
+            throw new ArgumentException("An Alternative needs at least one guard.", nameof(guards));
+        }
+
+        var copy = new Guard[guards.Length];
+        for (int i = 0; i < guards.Length; i++)
+        {
+            Guard guard = guards[i] ?? throw new ArgumentException($"Guard {i} is null.", nameof(guards));
+            if (Array.IndexOf(copy, guard, 0, i) >= 0)
+            {
+                throw new ArgumentException($"Guard {i} appears twice in the alternative; use each guard once.", nameof(guards));
+            }
+
+            copy[i] = guard;
+        }
+
+        _core = new AlternativeCore(copy);
+    }
+
+    /// <summary>Blocks until a guard is ready, commits the first ready one in array order and returns its index.</summary>
+    /// <returns>The index of the chosen guard.</returns>
+    /// <exception cref="PoisonException">The chosen guard is an output guard on a poisoned channel.</exception>
+    public int PriSelect() => _core.Select(0, null);
+
+    /// <summary>As <see cref="PriSelect()"/>, considering only guards whose precondition is true.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    /// <exception cref="ArgumentException">The number of preconditions differs from the number of guards.</exception>
+    /// <exception cref="InvalidOperationException">Every precondition is false.</exception>
+    public int PriSelect(bool[] preconditions) => _core.Select(0, RequirePreconditions(preconditions));
+
+    /// <summary>Blocks until a guard is ready and commits one fairly: the search starts after the guard chosen last time.</summary>
+    /// <returns>The index of the chosen guard.</returns>
+    /// <exception cref="PoisonException">The chosen guard is an output guard on a poisoned channel.</exception>
+    public int FairSelect() => _core.Select(FairStart(), null);
+
+    /// <summary>As <see cref="FairSelect()"/>, considering only guards whose precondition is true.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public int FairSelect(bool[] preconditions) => _core.Select(FairStart(), RequirePreconditions(preconditions));
+
+    /// <summary>Blocks until a guard is ready and commits any ready one.</summary>
+    /// <returns>The index of the chosen guard.</returns>
+    public int Select() => PriSelect();
+
+    /// <summary>As <see cref="Select()"/>, considering only guards whose precondition is true.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public int Select(bool[] preconditions) => PriSelect(preconditions);
+
+    /// <summary>As <see cref="PriSelect()"/>, holding no thread while it waits.</summary>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> PriSelectAsync(CancellationToken cancellationToken = default) => _core.SelectAsync(0, null, cancellationToken);
+
+    /// <summary>As <see cref="PriSelect(bool[])"/>, holding no thread while it waits.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> PriSelectAsync(bool[] preconditions, CancellationToken cancellationToken = default) =>
+        _core.SelectAsync(0, RequirePreconditions(preconditions), cancellationToken);
+
+    /// <summary>As <see cref="FairSelect()"/>, holding no thread while it waits.</summary>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> FairSelectAsync(CancellationToken cancellationToken = default) => _core.SelectAsync(FairStart(), null, cancellationToken);
+
+    /// <summary>As <see cref="FairSelect(bool[])"/>, holding no thread while it waits.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> FairSelectAsync(bool[] preconditions, CancellationToken cancellationToken = default) =>
+        _core.SelectAsync(FairStart(), RequirePreconditions(preconditions), cancellationToken);
+
+    /// <summary>As <see cref="Select()"/>, holding no thread while it waits.</summary>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> SelectAsync(CancellationToken cancellationToken = default) => PriSelectAsync(cancellationToken);
+
+    /// <summary>As <see cref="Select(bool[])"/>, holding no thread while it waits.</summary>
+    /// <param name="preconditions">One flag per guard.</param>
+    /// <param name="cancellationToken">Cancels the wait; a cancelled selection has chosen and consumed nothing.</param>
+    /// <returns>The index of the chosen guard.</returns>
+    public ValueTask<int> SelectAsync(bool[] preconditions, CancellationToken cancellationToken = default) =>
+        PriSelectAsync(preconditions, cancellationToken);
+
+    private int FairStart() => (_core.LastSelected + 1) % _core.Count;
+
+    private static bool[] RequirePreconditions(bool[] preconditions) =>
+        preconditions ?? throw new ArgumentNullException(nameof(preconditions), "Pass one precondition per guard, or call the overload without preconditions.");
+}
