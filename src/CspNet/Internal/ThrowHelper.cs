@@ -6,13 +6,13 @@ namespace CspNet.Internal;
 internal static class ThrowHelper
 {
     internal static PoisonException Poisoned(string kind) =>
-        new($"The {kind} has been poisoned: no further communication is possible on it. " +
+        new($"{kind} has been poisoned: no further communication is possible on it. " +
             "Catch PoisonException to shut the process down, and poison its other channels to pass the shutdown on.");
 
     internal static InvalidOperationException SharedOneEnd(string kind, bool isReader) =>
         new(isReader
-            ? $"Two processes are reading from the single reading end of a {kind} at the same time. " +
-              "Use an Any2OneChannel, One2AnyChannel or Any2AnyChannel if several processes must read (One2Any/Any2Any share the reading end)."
-            : $"Two processes are writing to the single writing end of a {kind} at the same time. " +
+            ? $"Two processes are reading from the single reading end of {kind} at the same time. " +
+              "Use a One2AnyChannel or Any2AnyChannel if several processes must read: only those share their reading end."
+            : $"Two processes are writing to the single writing end of {kind} at the same time. " +
               "Use an Any2OneChannel or Any2AnyChannel if several processes must write.");
 }
