@@ -45,14 +45,14 @@ public sealed class Barrier : IPoisonable
 
     /// <summary>Blocks until every enrolled process has synced in this phase.</summary>
     /// <exception cref="PoisonException">The barrier is poisoned.</exception>
-    /// <exception cref="InvalidOperationException">More processes synced than are enrolled.</exception>
+    /// <exception cref="InvalidOperationException">No process is enrolled.</exception>
     public void Sync() => _core.Arrive();
 
     /// <summary>Completes, holding no thread while it waits, when every enrolled process has synced in this phase.</summary>
     /// <param name="cancellationToken">Withdraws this process from the phase if cancelled before the phase completes.</param>
     /// <returns>A task that completes when the phase completes.</returns>
     /// <exception cref="PoisonException">The barrier is poisoned.</exception>
-    /// <exception cref="InvalidOperationException">More processes synced than are enrolled.</exception>
+    /// <exception cref="InvalidOperationException">No process is enrolled.</exception>
     /// <exception cref="OperationCanceledException">Cancelled before the phase completed.</exception>
     public ValueTask SyncAsync(CancellationToken cancellationToken = default) => _core.ArriveAsync(cancellationToken);
 

@@ -70,7 +70,7 @@ internal sealed class BarrierCore : SyncPoint
         if (ParkedCount >= _enrolled)
         {
             throw new InvalidOperationException(
-                $"A process synced on a barrier with {_enrolled} enrolled processes, all of which are already accounted for. " +
+                "A process synced on a barrier with 0 enrolled processes. " +
                 "Enroll every process that syncs (constructor count or Enroll()), and Resign when a process stops syncing.");
         }
 

@@ -85,6 +85,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         }
 
         Waiter<bool>? released;
+        InvalidOperationException rejection;
         lock (Gate)
         {
             if (Poisoned)
@@ -98,14 +99,30 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
                 return waiter.AsWriteTask();
             }
 
-            if (!ArriveLocked(out released))
+            try
             {
-                goto Passed;
+                if (!ArriveLocked(out released))
+                {
+                    goto Passed;
+                }
+            }
+            catch (InvalidOperationException e)
+            {
+                // Rejected (misuse): the waiter must be released, but outside the lock, because
+                // disposing its registration waits for a running callback that needs the lock.
+                rejection = e;
+                goto Rejected;
             }
 
             Enqueue(waiter);
             return waiter.AsWriteTask();
         }
+
+    Rejected:
+        // Misuse is reported by throwing, as the blocking form does.
+        waiter.Discard();
+        System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(rejection);
+        return default;
 
     Poisoned:
         waiter.Discard();
