@@ -29,14 +29,15 @@ namespace CspNet;
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Performance", "CA1822", Justification = "Instance members by design: CSP.NET and JCSP users call them on a timer object.")]
 public sealed class CSTimer : Guard
 {
-    private long _alarm = -1;
+    // Stopwatch timestamp of the timeout; long.MaxValue when none is set.
+    private long _alarm = long.MaxValue;
 
     /// <summary>The current time in milliseconds on a monotonic clock with an arbitrary origin.</summary>
     /// <returns>The time.</returns>
-    public long Read() => MonotonicClock.ToMilliseconds(Stopwatch.GetTimestamp());
+    public long Read() => MonotonicClock.ToMilliseconds(MonotonicClock.Now);
 
     /// <summary>The timeout in milliseconds on the clock of <see cref="Read"/>, or -1 if none is set.</summary>
-    public long TimeOut => _alarm < 0 ? -1 : MonotonicClock.ToMillisecondsCeiling(_alarm);
+    public long TimeOut => _alarm == long.MaxValue ? -1 : MonotonicClock.ToMillisecondsCeiling(_alarm);
 
     /// <summary>Sets the timeout <paramref name="milliseconds"/> from now.</summary>
     /// <param name="milliseconds">The delay; 0 or more.</param>
@@ -44,36 +45,27 @@ public sealed class CSTimer : Guard
     public void RelativeTimeOut(long milliseconds)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(milliseconds);
-        _alarm = Stopwatch.GetTimestamp() + MonotonicClock.FromMilliseconds(milliseconds);
+        _alarm = Deadline(milliseconds);
     }
 
     /// <summary>Sets the timeout at time <paramref name="time"/> on the clock of <see cref="Read"/>.</summary>
     /// <param name="time">The time, in milliseconds; a time already past makes the guard ready at once.</param>
-    public void AbsoluteTimeOut(long time) => _alarm = MonotonicClock.FromMilliseconds(time);
+    public void AbsoluteTimeOut(long time) => _alarm = Math.Min(MonotonicClock.FromMilliseconds(time), long.MaxValue - 1);
 
     /// <summary>Removes the timeout: the guard is not ready until a new one is set.</summary>
-    public void ClearTimeOut() => _alarm = -1;
+    public void ClearTimeOut() => _alarm = long.MaxValue;
 
     /// <summary>Blocks the calling thread for at least <paramref name="milliseconds"/>.</summary>
     /// <param name="milliseconds">The delay; 0 or more.</param>
     public void Sleep(long milliseconds)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(milliseconds);
-        After(Read() + milliseconds);
+        SleepUntil(Deadline(milliseconds));
     }
 
     /// <summary>Blocks the calling thread until the clock reaches <paramref name="time"/>.</summary>
     /// <param name="time">The time, in milliseconds on the clock of <see cref="Read"/>.</param>
-    public void After(long time)
-    {
-        long target = MonotonicClock.FromMilliseconds(time);
-        long remaining;
-        while ((remaining = MonotonicClock.MillisecondsUntil(target)) > 0)
-        {
-            // Thread.Sleep may wake a little early on some systems: sleep again for the rest.
-            Thread.Sleep(TimeSpan.FromMilliseconds(remaining));
-        }
-    }
+    public void After(long time) => SleepUntil(MonotonicClock.FromMilliseconds(time));
 
     /// <summary>Waits, holding no thread, for at least <paramref name="milliseconds"/>.</summary>
     /// <param name="milliseconds">The delay; 0 or more.</param>
@@ -82,30 +74,43 @@ public sealed class CSTimer : Guard
     public Task SleepAsync(long milliseconds, CancellationToken cancellationToken = default)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(milliseconds);
-        return AfterAsync(Read() + milliseconds, cancellationToken);
+        return SleepUntilAsync(Deadline(milliseconds), cancellationToken);
     }
 
     /// <summary>Waits, holding no thread, until the clock reaches <paramref name="time"/>.</summary>
     /// <param name="time">The time, in milliseconds on the clock of <see cref="Read"/>.</param>
     /// <param name="cancellationToken">Cancels the wait.</param>
     /// <returns>A task that completes at or after <paramref name="time"/>.</returns>
-    public async Task AfterAsync(long time, CancellationToken cancellationToken = default)
-    {
-        long target = MonotonicClock.FromMilliseconds(time);
-        long remaining;
-        while ((remaining = MonotonicClock.MillisecondsUntil(target)) > 0)
-        {
-            await Task.Delay(TimeSpan.FromMilliseconds(remaining), cancellationToken).ConfigureAwait(false);
-        }
-    }
+    public Task AfterAsync(long time, CancellationToken cancellationToken = default) =>
+        SleepUntilAsync(MonotonicClock.FromMilliseconds(time), cancellationToken);
 
     internal override GuardKind Kind => GuardKind.Checked;
 
     internal override long Alarm => _alarm;
 
-    internal override bool TryCommit(AlternativeCore alternative, int index)
+    internal override bool TryCommit(AlternativeCore alternative, int index) => MonotonicClock.Now >= _alarm;
+
+    // Deadlines are computed in ticks from the exact current timestamp: going through the
+    // millisecond clock (which rounds down) could end a sleep up to a millisecond early.
+    private static long Deadline(long milliseconds) =>
+        Math.Min(MonotonicClock.AddSaturating(MonotonicClock.Now, MonotonicClock.FromMilliseconds(milliseconds)), long.MaxValue - 1);
+
+    private static void SleepUntil(long deadline)
     {
-        long alarm = _alarm;
-        return alarm >= 0 && Stopwatch.GetTimestamp() >= alarm;
+        long remaining;
+        while ((remaining = MonotonicClock.MillisecondsUntil(deadline)) > 0)
+        {
+            // Thread.Sleep may wake a little early on some systems: sleep again for the rest.
+            Thread.Sleep((int)Math.Min(remaining, int.MaxValue - 1));
+        }
+    }
+
+    private static async Task SleepUntilAsync(long deadline, CancellationToken cancellationToken)
+    {
+        long remaining;
+        while ((remaining = MonotonicClock.MillisecondsUntil(deadline)) > 0)
+        {
+            await Task.Delay((int)Math.Min(remaining, int.MaxValue - 1), cancellationToken).ConfigureAwait(false);
+        }
     }
 }

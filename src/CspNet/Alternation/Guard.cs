@@ -52,6 +52,6 @@ public abstract class Guard
     {
     }
 
-    /// <summary>For timers: the monotonic time (in <see cref="CSTimer"/> ticks) at which the guard becomes ready, or -1.</summary>
-    internal virtual long Alarm => -1;
+    /// <summary>For timers: the <see cref="System.Diagnostics.Stopwatch"/> timestamp at which the guard becomes ready; <see cref="long.MaxValue"/> for none.</summary>
+    internal virtual long Alarm => long.MaxValue;
 }

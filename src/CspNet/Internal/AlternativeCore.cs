@@ -174,9 +174,9 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
             if (TryPark(mask, out chosen))
             {
                 long alarm = EarliestAlarm(mask);
-                bool woken = alarm < 0
+                bool woken = alarm == long.MaxValue
                     ? signal.Wait(Timeout.Infinite)
-                    : signal.Wait(TimeSpan.FromMilliseconds(MonotonicClock.MillisecondsUntil(alarm)));
+                    : signal.Wait(MonotonicClock.WaitMilliseconds(alarm));
                 if (!woken && Interlocked.CompareExchange(ref _state, Selecting, Waiting) != Waiting)
                 {
                     // Timed out, but a partner or a signal got there first: its wake is on the way.
@@ -217,10 +217,10 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
                     }
 
                     long alarm = EarliestAlarm(mask);
-                    if (alarm >= 0)
+                    if (alarm != long.MaxValue)
                     {
                         _timer ??= new Timer(s_onTimer, this, Timeout.Infinite, Timeout.Infinite);
-                        _timer.Change(MonotonicClock.MillisecondsUntil(alarm), Timeout.Infinite);
+                        _timer.Change(MonotonicClock.WaitMilliseconds(alarm), Timeout.Infinite);
                     }
 
                     await new ValueTask<bool>(this, _asyncCore.Version).ConfigureAwait(false);
@@ -260,13 +260,25 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
     /// </summary>
     private bool Abandon()
     {
-        if (Volatile.Read(ref _state) is Selecting or Cancelled or >= DoneBase)
+        while (true)
         {
-            Volatile.Write(ref _state, Selecting);
-            DisableAll();
-            Volatile.Write(ref _state, Idle);
+            int state = Volatile.Read(ref _state);
+            if (state == Idle)
+            {
+                return false;
+            }
+
+            // Parked when the exception struck (a Thread.Interrupt, say): take the state back from
+            // Waiting so that no waker completes a wait nobody is in any more.
+            if (state != Waiting || Interlocked.CompareExchange(ref _state, Selecting, Waiting) == Waiting)
+            {
+                break;
+            }
         }
 
+        Volatile.Write(ref _state, Selecting);
+        DisableAll();
+        Volatile.Write(ref _state, Idle);
         return false;
     }
 
@@ -444,7 +456,7 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
     private bool TimerDue(ulong[] mask)
     {
         long alarm = EarliestAlarm(mask);
-        return alarm >= 0 && MonotonicClock.MillisecondsUntil(alarm) == 0;
+        return alarm != long.MaxValue && Stopwatch.GetTimestamp() >= alarm;
     }
 
     /// <summary>Withdraws the offers; returns the committed guard's index, or -1.</summary>
@@ -470,13 +482,15 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
         return -1;
     }
 
+    /// <summary>The earliest timeout among enabled timers, in ticks; long.MaxValue if none.</summary>
     private long EarliestAlarm(ulong[] mask)
     {
-        long earliest = -1;
+        long earliest = long.MaxValue;
         foreach (int i in _timers)
         {
+            // Ticks can be negative for an absolute timeout in the past; long.MaxValue means "no timeout".
             long alarm = _guards[i].Alarm;
-            if (alarm >= 0 && (mask[i >> 6] & (1UL << i)) != 0 && (earliest < 0 || alarm < earliest))
+            if ((mask[i >> 6] & (1UL << i)) != 0 && alarm < earliest)
             {
                 earliest = alarm;
             }

@@ -359,6 +359,13 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     /// </summary>
     internal bool TryCommitInput(ChannelReadEnd<T> end, AlternativeCore alternative, int index)
     {
+        if (end.IsHolding)
+        {
+            // Chosen before and not read yet: still ready, and taking another value would
+            // overwrite the one held.
+            return true;
+        }
+
         Waiter<T>? partner;
         lock (_lock)
         {
@@ -427,7 +434,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
                 }
 
                 offer.Prepare(alternative, index, value);
-                EnqueueWriterLocked(offer);
+                EnqueueWriterLocked(offer, offering: alternative);
                 return EnableResult.Waiting;
             }
 
@@ -471,17 +478,25 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
 
     private bool HasSomethingToReadLocked() => _poisoned || !_writers.IsEmpty || (_buffer is { } buffer && buffer.Count > 0);
 
-    private void EnqueueWriterLocked(Waiter<T> writer)
+    /// <summary>
+    /// Parks a writer (or an alternation's offer) and tells the watching alternations. Every park
+    /// is reported, not only the first: a queue that already held something may have held only
+    /// a watcher's own offer, which that watcher cannot take. The offering alternation itself is
+    /// not told about its own offer, or it would wake itself, withdraw, rescan and offer again
+    /// forever.
+    /// </summary>
+    private void EnqueueWriterLocked(Waiter<T> writer, AlternativeCore? offering = null)
     {
-        bool wasEmpty = _writers.IsEmpty;
         _writers.Enqueue(writer);
-        if (wasEmpty)
-        {
-            NotifyWatchersLocked();
-        }
+        NotifyWatchersLocked(offering);
     }
 
-    private void NotifyWatchersLocked()
+    /// <summary>
+    /// Sets the ready bit of every watching alternation (but <paramref name="except"/>). A parked
+    /// alternation is woken here, under the lock: waking is a flag set plus, for a thread, a
+    /// monitor pulse, and doing it here keeps "bit set" and "state checked" in the channel's order.
+    /// </summary>
+    private void NotifyWatchersLocked(AlternativeCore? except = null)
     {
         if (_watchers is null)
         {
@@ -490,7 +505,10 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
 
         foreach (ChannelReadEnd<T> end in _watchers)
         {
-            end.ActiveAlternative?.SignalReady(end.ActiveIndex);
+            if (end.ActiveAlternative is { } alternative && alternative != except)
+            {
+                alternative.SignalReady(end.ActiveIndex);
+            }
         }
     }
 

@@ -18,6 +18,9 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
     internal int ActiveIndex;
     internal bool IsWatching;
 
+    /// <summary>Whether a selection took a value that the process has not read yet.</summary>
+    internal bool IsHolding => _hasValue;
+
     public override T Read()
     {
         if (_hasValue)

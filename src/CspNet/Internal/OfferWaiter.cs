@@ -1,3 +1,5 @@
+using System.Threading;
+
 namespace CspNet.Internal;
 
 /// <summary>
@@ -9,23 +11,38 @@ internal sealed class OfferWaiter<T> : Waiter<T>
 {
     private AlternativeCore? _alternative;
     private int _index;
-    private bool _wakeOwner;
+    // 1 when the last claim moved a parked owner and it still has to be woken. The node is
+    // reused by the owner's next selection, so a slow partner's Wake may run after a later
+    // claim: taking the flag with an exchange makes each claim wake the owner at most once.
+    private int _wakeOwner;
 
     internal void Prepare(AlternativeCore alternative, int index, T value)
     {
         _alternative = alternative;
         _index = index;
-        _wakeOwner = false;
         Item = value;
         Error = null;
     }
 
-    internal override bool TryClaim() => _alternative!.TryClaimByPartner(_index, out _wakeOwner);
+    internal override bool TryClaim()
+    {
+        if (!_alternative!.TryClaimByPartner(_index, out bool wasWaiting))
+        {
+            return false;
+        }
+
+        if (wasWaiting)
+        {
+            Volatile.Write(ref _wakeOwner, 1);
+        }
+
+        return true;
+    }
 
     internal override void Wake()
     {
         // Only a parked owner needs waking; one that was still enabling finds out by itself.
-        if (_wakeOwner)
+        if (Interlocked.Exchange(ref _wakeOwner, 0) == 1)
         {
             _alternative!.WakeOwner();
         }
