@@ -112,6 +112,19 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         Add(new Entry(null, process, ThreadPriority.Normal));
     }
 
+    /// <summary>
+    /// Adds a process that can run either way (implements both <see cref="ICSPProcess"/> and
+    /// <see cref="IAsyncCSPProcess"/>); it runs as an async process, holding no thread while it waits.
+    /// </summary>
+    /// <typeparam name="TProcess">The process type.</typeparam>
+    /// <param name="process">The process.</param>
+    public void AddProcess<TProcess>(TProcess process)
+        where TProcess : ICSPProcess, IAsyncCSPProcess
+    {
+        ArgumentNullException.ThrowIfNull(process);
+        Add(new Entry(null, process, ThreadPriority.Normal));
+    }
+
     /// <summary>Adds a thread process given as a delegate.</summary>
     /// <param name="run">The process body.</param>
     public void AddProcess(Action run)
