@@ -194,7 +194,7 @@ internal sealed class AlternativeCore : IValueTaskSource<bool>
     }
 
     // Pooled builder: a selection that waits would otherwise allocate its state machine each time.
-    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder<>))]
     internal async ValueTask<int> SelectAsync(int start, bool[]? preconditions, CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
