@@ -35,7 +35,7 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     private protected CspChannel(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
     {
-        _core = new ChannelCore<T>(buffer, singleReader, singleWriter, $"{kind}<{typeof(T).Name}>");
+        _core = new ChannelCore<T>(buffer, singleReader, singleWriter, kind);
     }
 
     /// <summary>

@@ -21,7 +21,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     private readonly IBuffer<T>? _buffer;
     private readonly bool _singleReader;
     private readonly bool _singleWriter;
-    private readonly string _kind;
+    private readonly string _kindName; // e.g. "One2OneChannel": a literal, shared by every channel of the kind
 
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
@@ -41,8 +41,12 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         _buffer = buffer;
         _singleReader = singleReader;
         _singleWriter = singleWriter;
-        _kind = kind;
+        _kindName = kind;
     }
+
+    // Composed only when an exception needs it: a per-channel name string would cost every
+    // channel (and a program may hold millions) some 60 bytes.
+    private string Kind => $"{_kindName}<{typeof(T).Name}>";
 
     internal bool IsPoisoned
     {
@@ -198,7 +202,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
             AssertInvariants();
             if (_poisoned)
             {
-                return ValueTask.FromException(ThrowHelper.Poisoned(_kind));
+                return ValueTask.FromException(ThrowHelper.Poisoned(Kind));
             }
 
             if (TryPutLocked(item, out partner))
@@ -237,7 +241,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         lock (_lock)
         {
             AssertInvariants();
-            error = _poisoned ? ThrowHelper.Poisoned(_kind) : null;
+            error = _poisoned ? ThrowHelper.Poisoned(Kind) : null;
             if (error is null && TryPutLocked(item, out partner))
             {
                 goto Done;
@@ -302,7 +306,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         for (; chain is not null; chain = chain.Next)
         {
             chain.Item = default;
-            chain.Error = ThrowHelper.Poisoned(_kind);
+            chain.Error = ThrowHelper.Poisoned(Kind);
         }
     }
 
@@ -316,7 +320,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         }
     }
 
-    internal PoisonException NewPoisonException() => ThrowHelper.Poisoned(_kind);
+    internal PoisonException NewPoisonException() => ThrowHelper.Poisoned(Kind);
 
     // ---- alternation ----------------------------------------------------------------------
 
@@ -430,7 +434,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
                 OfferWaiter<T> offer = end.OfferNode;
                 if (_singleWriter && !_writers.IsEmpty)
                 {
-                    throw ThrowHelper.SharedOneEnd(_kind, isReader: false);
+                    throw ThrowHelper.SharedOneEnd(Kind, isReader: false);
                 }
 
                 offer.Prepare(alternative, index, value);
@@ -468,7 +472,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
         partner = null;
         if (_poisoned)
         {
-            failure = ThrowHelper.Poisoned(_kind);
+            failure = ThrowHelper.Poisoned(Kind);
             return;
         }
 
@@ -611,7 +615,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     {
         if (_poisoned)
         {
-            throw ThrowHelper.Poisoned(_kind);
+            throw ThrowHelper.Poisoned(Kind);
         }
     }
 
@@ -628,14 +632,14 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     {
         if (_poisoned)
         {
-            return ThrowHelper.Poisoned(_kind);
+            return ThrowHelper.Poisoned(Kind);
         }
 
         // A One end has exactly one process on it; a second party parked beside the first
         // means the program shares an end it should not. Say so rather than misbehave.
         if (isReader ? _singleReader && !_readers.IsEmpty : _singleWriter && !_writers.IsEmpty)
         {
-            return ThrowHelper.SharedOneEnd(_kind, isReader);
+            return ThrowHelper.SharedOneEnd(Kind, isReader);
         }
 
         return null;
