@@ -119,7 +119,7 @@ internal static class Program
         Section(
             "CSP.NET Table 1: ms to send 500,000 integers around the ring A -> B -> C -> A (3 unbuffered channels of one kind)",
             $"Measured: {measured}; warm-up runs of {warmup:N0} integers; median of {options.Reps} runs (threads), {2 * options.Reps} (async, STC).\n"
-            + "Threads = 3 thread processes (CSPThreadPool.Default, reused);"
+            + "Threads = 3 thread processes (CSPThreadPool.Default, reused);\n"
             + "async = 3 async processes; STC = System.Threading.Channels Channel.CreateBounded<int>(0) (rendezvous), async loops, same ring.");
 
         var rows = new List<string[]>();
@@ -397,7 +397,7 @@ internal static class Program
         Console.WriteLine("  Live bytes per pair (2 processes), by part (each part measured alone, 20,000 of each; allocated bytes, 8-byte aligned):");
         var rows = new List<IReadOnlyList<string>>
         {
-            new[] { "2 x One2OneChannel<int> (CspChannel + ChannelCore<int> + Lock + kind string)", N(2 * parts.ChannelBytes) },
+            new[] { "2 x One2OneChannel<int> (everything `new` allocates: channel, its core, its lock...)", N(2 * parts.ChannelBytes) },
             new[] { "process objects (PairWriter + PairReplier)", N(parts.WriterObjectBytes + parts.ReplierObjectBytes) },
             new[] { "Parallel entries while idle (List<Entry>: 24 B x capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
             new[] { "async state-machine boxes (writer + replier)", N(parts.WriterBoxBytes + parts.ReplierBoxBytes) },
