@@ -399,7 +399,7 @@ internal sealed class ChannelCore<T> : IWaiterOwner<T>
     /// Scan phase of an output guard: deliver <paramref name="value"/> if a reader or buffer space
     /// is there. The alternation has no offers out, so nobody else can commit it meanwhile.
     /// </summary>
-    internal bool TryCommitOutput(ChannelWriteEnd<T> end, T value, out PoisonException? failure)
+    internal bool TryCommitOutput(T value, out PoisonException? failure)
     {
         Waiter<T>? partner;
         lock (_lock)

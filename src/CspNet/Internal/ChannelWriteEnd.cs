@@ -30,13 +30,11 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
 
     internal override bool TryCommit(AlternativeCore alternative, int index)
     {
-        _failure = null;
-        return core.TryCommitOutput(this, _value!, out _failure);
+        return core.TryCommitOutput(_value!, out _failure);
     }
 
     internal override EnableResult Enable(AlternativeCore alternative, int index)
     {
-        _failure = null;
         return core.EnableOutput(this, alternative, index, _value!, out _failure);
     }
 
