@@ -26,16 +26,35 @@ namespace CspNet;
 /// at once. When an output guard is chosen, its value has been written.
 /// </para>
 /// <para>
-/// Cost: channel reading ends tell the alternative when they become ready, so a selection looks
-/// only at guards that may be ready (plus timers and output guards). With one guard always ready,
-/// the cost of a selection does not grow with the number of idle input guards. Waiting parks the
-/// thread, or the async process, until a guard becomes ready: there is no polling.
+/// A selection that can never choose anything throws <see cref="InvalidOperationException"/>
+/// instead of waiting forever: every precondition false, or only timers without a timeout.
+/// An output guard needs an <see cref="AltingChannelOut{T}.Offer"/> before each selection that may
+/// choose it.
+/// </para>
+/// <para>
+/// Cost: a selection first checks the guards in order without waiting (a channel end that is not
+/// ready costs a few field reads, no lock). If none is ready, it parks one waiter per channel in
+/// those channels and sleeps, thread or async, until a partner commits it directly (the writer that
+/// pairs with a parked input hands its value over in the same step) or a timeout passes: there is
+/// no polling, a write wakes at most one alternation, and the channels hold nothing of the
+/// alternative once the selection returns.
+/// </para>
+/// <para>
+/// Interrupts and cancellation: a selection cancelled (async) or interrupted
+/// (<see cref="Thread.Interrupt"/>) before a guard committed has consumed nothing. If a guard
+/// committed first, the selection returns it: a value that was taken is never lost (an interrupt
+/// is then raised again at the thread's next blocking call).
+/// </para>
+/// <para>
+/// Guards of your own: derive from <see cref="Guard"/> and implement its protected members (the
+/// guard contract); see <see cref="Guard"/>.
 /// </para>
 /// <para>
 /// Thread-safety: an alternative, and its guards, belong to one process; selections on one
 /// alternative must not overlap.
 /// </para>
 /// </remarks>
+[System.Diagnostics.DebuggerDisplay("{_core.DebuggerDisplay,nq}")]
 public sealed class Alternative
 {
     private readonly AlternativeCore _core;

@@ -11,9 +11,12 @@ namespace CspNet;
 /// <remarks>
 /// <para>
 /// Set the value with <see cref="Offer"/> before each selection. When a selection chooses the
-/// guard, the value has been written: a reader has taken it (or the buffer has accepted it).
-/// A guard that is not chosen writes nothing. If the channel is poisoned, the selection that
-/// chooses the guard throws <see cref="PoisonException"/>.
+/// guard, the value has been written: a reader has taken it (or the buffer has accepted it), and
+/// the offer is used up: the next selection that considers the guard needs a new
+/// <see cref="Offer"/>, and throws <see cref="System.InvalidOperationException"/> without one (pass a false
+/// precondition when there is nothing to offer). A guard that is not chosen writes nothing and
+/// keeps its offer. If the channel is poisoned, the selection that chooses the guard throws
+/// <see cref="PoisonException"/>.
 /// </para>
 /// <para>
 /// Both sides of a channel may alternate at once: a process alternating over an input end meets
@@ -31,8 +34,11 @@ public abstract class AltingChannelOut<T> : Guard, IChannelOut<T>
     {
     }
 
-    /// <summary>The value the guard offers in the next selection.</summary>
+    /// <summary>The value the guard offers in the next selection (default when there is no offer).</summary>
     public abstract T? OfferedValue { get; }
+
+    /// <summary>Whether an offer is pending: set by <see cref="Offer"/>, cleared when a selection writes it.</summary>
+    public abstract bool HasOffer { get; }
 
     /// <summary>Sets the value to offer in the next selection and returns this guard.</summary>
     /// <param name="value">The value a reader takes if the guard is chosen.</param>

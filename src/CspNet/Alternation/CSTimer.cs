@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Alternation;
 using CspNet.Internal;
 
 namespace CspNet;
@@ -23,7 +24,8 @@ namespace CspNet;
 /// </example>
 /// <para>
 /// The guard is ready when the clock has reached the timeout, never earlier. With no timeout
-/// set it is never ready. A timer belongs to one process.
+/// set it is never ready, and a selection whose only guards are such timers throws
+/// <see cref="InvalidOperationException"/> instead of waiting forever. A timer belongs to one process.
 /// </para>
 /// </remarks>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Performance", "CA1822", Justification = "Instance members by design: CSP.NET and JCSP users call them on a timer object.")]
@@ -84,11 +86,18 @@ public sealed class CSTimer : Guard
     public Task AfterAsync(long time, CancellationToken cancellationToken = default) =>
         SleepUntilAsync(MonotonicClock.FromMilliseconds(time), cancellationToken);
 
-    internal override GuardKind Kind => GuardKind.Checked;
+    /// <inheritdoc />
+    protected internal override GuardCapabilities Capabilities => GuardCapabilities.Deadline;
 
-    internal override long Alarm => _alarm;
+    /// <inheritdoc />
+    protected internal override long DeadlineTimestamp => _alarm;
 
-    internal override bool TryCommit(AlternativeCore alternative, int index) => MonotonicClock.Now >= _alarm;
+    /// <inheritdoc />
+    /// <returns>False when no timeout is set: such a timer can never fire.</returns>
+    protected internal override bool Prepare(GuardSite site) => _alarm != long.MaxValue;
+
+    /// <inheritdoc />
+    protected internal override bool TryCommit(GuardSite site) => MonotonicClock.Now >= _alarm;
 
     // Deadlines are computed in ticks from the exact current timestamp: going through the
     // millisecond clock (which rounds down) could end a sleep up to a millisecond early.

@@ -1,4 +1,4 @@
-using CspNet.Internal;
+using CspNet.Alternation;
 
 namespace CspNet;
 
@@ -8,7 +8,6 @@ namespace CspNet;
 /// </summary>
 public sealed class Skip : Guard
 {
-    internal override GuardKind Kind => GuardKind.Checked;
-
-    internal override bool TryCommit(AlternativeCore alternative, int index) => true;
+    /// <inheritdoc />
+    protected internal override bool TryCommit(GuardSite site) => true;
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
@@ -27,6 +28,7 @@ namespace CspNet;
 /// them first and fail only when the buffer is empty, so no value whose write succeeded is lost.
 /// </para>
 /// </remarks>
+[DebuggerDisplay("{_core.DebuggerDisplay,nq}")]
 public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
     private readonly ChannelCore<T> _core;
@@ -43,7 +45,7 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core), null) ?? _in;
+    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core, sharesChannelSlot: true), null) ?? _in;
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
@@ -54,12 +56,11 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <summary>
     /// Creates a new reading end for one process. An alternation holds the value it chose in the
-    /// end, so processes that alternate over a shared reading end each need their own.
-    /// Create ends once per process, not per loop iteration: an end that has been used in an
-    /// alternation stays registered with the channel.
+    /// end, so processes that alternate over a shared reading end each need their own. An end
+    /// holds nothing in the channel between selections: unused ends are simply collected.
     /// </summary>
     /// <returns>A new reading end.</returns>
-    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core);
+    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core, sharesChannelSlot: false);
 
     /// <summary>Creates a new writing end for one process (its offered value belongs to that process).</summary>
     /// <returns>A new writing end.</returns>
@@ -69,6 +70,7 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     public bool IsPoisoned => _core.IsPoisoned;
 
     /// <inheritdoc />
+    /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
     public T Read() => _core.Read();
 
     /// <inheritdoc />

@@ -58,7 +58,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
                 goto Passed;
             }
 
-            waiter = SyncWaiter<bool>.ForCurrentThread();
+            waiter = SyncWaiter<bool>.ForCurrentThread(this);
             Enqueue(waiter);
         }
 
@@ -190,7 +190,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     }
 
     /// <inheritdoc />
-    public bool TryCancel(AsyncWaiter<bool> waiter)
+    public bool TryCancel(Waiter<bool> waiter)
     {
         lock (Gate)
         {
@@ -216,7 +216,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
 
     private void Enqueue(Waiter<bool> waiter)
     {
-        _parked.Enqueue(waiter);
+        _parked.Enqueue(waiter, isReader: false);
         ParkedCount++;
     }
 

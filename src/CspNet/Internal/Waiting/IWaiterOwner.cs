@@ -1,7 +1,7 @@
 namespace CspNet.Internal;
 
 /// <summary>
-/// What an <see cref="AsyncWaiter{T}"/> needs from the object it parks on (a channel, a barrier,
+/// What a <see cref="Waiter{T}"/> needs from the object it parks on (a channel, a barrier,
 /// a bucket): a way to cancel it atomically with respect to that object's state, and a place to
 /// return it for reuse.
 /// </summary>
@@ -13,7 +13,7 @@ internal interface IWaiterOwner<T>
     /// own bookkeeping (a barrier's count of arrived processes, a channel's "is a writer parked")
     /// exact: a waiter is never counted by the owner and cancelled at the same time.
     /// </summary>
-    bool TryCancel(AsyncWaiter<T> waiter);
+    bool TryCancel(Waiter<T> waiter);
 
     /// <summary>Takes back a completed waiter for reuse.</summary>
     void ReturnWaiter(AsyncWaiter<T> waiter);

@@ -36,7 +36,21 @@ internal abstract class Waiter<T>
     internal Waiter<T>? Previous;
     internal bool IsQueued;
 
+    /// <summary>Whether the waiter is (or was last) queued as a reader; set by the owner when it queues it.</summary>
+    internal bool IsReader;
+
     internal int State => Volatile.Read(ref _state);
+
+    /// <summary>
+    /// The selection a waiter parked by an alternation belongs to, else null. A channel never pairs
+    /// two waiters of the same selection: one alternation may offer on a channel and read from it.
+    /// </summary>
+    internal virtual object? Selection => null;
+
+    /// <summary>For a waiter parked by an alternation: wake that alternation to rescan. Others ignore it.</summary>
+    internal virtual void SignalSelection()
+    {
+    }
 
     /// <summary>
     /// Partner side: wins the waiter for pairing. Called under the channel lock. An offer parked

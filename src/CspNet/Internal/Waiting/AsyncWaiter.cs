@@ -21,16 +21,13 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
 
     private ManualResetValueTaskSourceCore<T> _core = new() { RunContinuationsAsynchronously = true };
     private readonly IWaiterOwner<T> _owner;
-    private readonly bool _isReader;
     private CancellationTokenRegistration _registration;
 
     internal AsyncWaiter(IWaiterOwner<T> owner, bool isReader)
     {
         _owner = owner;
-        _isReader = isReader;
+        IsReader = isReader;
     }
-
-    internal bool IsReader => _isReader;
 
     internal ValueTask<T> AsReadTask() => new(this, _core.Version);
 
@@ -51,7 +48,7 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         }
         else
         {
-            _core.SetResult(_isReader ? Item! : default!);
+            _core.SetResult(IsReader ? Item! : default!);
         }
     }
 

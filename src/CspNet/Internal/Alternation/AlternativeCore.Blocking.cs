@@ -1,0 +1,178 @@
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace CspNet.Internal;
+
+/// <summary>The blocking driver of a selection: the owner is a thread, parked on an event.</summary>
+internal sealed partial class AlternativeCore
+{
+    private ManualResetEventSlim? _event;
+    private ThreadInterruptedException? _interrupted;
+
+    internal int Select(int start, bool[]? preconditions)
+    {
+        Begin(start, preconditions);
+        _event ??= new ManualResetEventSlim(false, SpinTuning.SyncWaiterSpinCount);
+        try
+        {
+            while (true)
+            {
+                if (TryScan(out int chosen))
+                {
+                    return Finish(chosen);
+                }
+
+                EnableAll();
+                int outcome = WaitBlocking(_event);
+                if (_interrupted is { } interrupt)
+                {
+                    return EndInterrupted(interrupt, outcome);
+                }
+
+                if (outcome >= 0)
+                {
+                    return Finish(outcome);
+                }
+
+                if (outcome == EndedByFailure)
+                {
+                    ThrowFailure();
+                }
+            }
+        }
+        catch
+        {
+            Abandon();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// An interrupt (<see cref="Thread.Interrupt"/>) ended the wait. If a guard committed meanwhile
+    /// its value is not lost: the selection returns it and the interrupt is raised again, to
+    /// surface at the thread's next blocking call. Otherwise nothing was taken and the interrupt
+    /// propagates.
+    /// </summary>
+    private int EndInterrupted(ThreadInterruptedException interrupt, int outcome)
+    {
+        _interrupted = null;
+        if (outcome >= 0)
+        {
+            Thread.CurrentThread.Interrupt();
+            return Finish(outcome);
+        }
+
+        End();
+        System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(interrupt);
+        return -1;
+    }
+
+    /// <summary>Waits with the guards enabled until the selection is decided or a new scan is due; returns <see cref="DisableAll"/>'s outcome.</summary>
+    private int WaitBlocking(ManualResetEventSlim signal)
+    {
+        while (Volatile.Read(ref _state) == Selecting && _interrupted is null)
+        {
+            int reservable = TakeAsyncSignal();
+            if (reservable >= 0)
+            {
+                ReserveBlocking(reservable);
+                continue;
+            }
+
+            if (RescanDue())
+            {
+                break;
+            }
+
+            signal.Reset();
+            if (TryPark(out bool wakeOwed))
+            {
+                ParkBlocking(signal);
+            }
+            else if (wakeOwed)
+            {
+                WaitForOwedWake(signal);
+            }
+        }
+
+        return DisableAll();
+    }
+
+    private void ParkBlocking(ManualResetEventSlim signal)
+    {
+        long deadline = EarliestDeadline();
+        try
+        {
+            bool woken = deadline == long.MaxValue
+                ? signal.Wait(Timeout.Infinite)
+                : signal.Wait(MonotonicClock.WaitMilliseconds(deadline));
+            if (!woken && LeaveWaitingAfterTimeout())
+            {
+                WaitForOwedWake(signal);
+            }
+        }
+        catch (ThreadInterruptedException interrupt)
+        {
+            _interrupted = interrupt;
+            if (LeaveWaitingAfterTimeout())
+            {
+                WaitForOwedWake(signal);
+            }
+        }
+    }
+
+    /// <summary>Someone moved the state out of Waiting and will set the event: wait for it, whatever interrupts arrive.</summary>
+    private void WaitForOwedWake(ManualResetEventSlim signal)
+    {
+        while (true)
+        {
+            try
+            {
+                signal.Wait();
+                return;
+            }
+            catch (ThreadInterruptedException interrupt)
+            {
+                _interrupted ??= interrupt;
+            }
+        }
+    }
+
+    private void ReserveBlocking(int index)
+    {
+        CancellationTokenSource source = StartReserve();
+        bool reserved = false;
+        try
+        {
+            ValueTask<bool> attempt = _guards[index].TryReserveAsync(_sites[index], source.Token);
+            reserved = attempt.IsCompletedSuccessfully ? attempt.Result : attempt.AsTask().GetAwaiter().GetResult();
+        }
+        catch (System.OperationCanceledException) when (source.IsCancellationRequested)
+        {
+        }
+#pragma warning disable CA1031 // The guard's exception fails the selection and is thrown by it.
+        catch (System.Exception e)
+#pragma warning restore CA1031
+        {
+            Fail(e);
+        }
+        finally
+        {
+            EndReserve();
+        }
+
+        SettleReservation(index, reserved);
+    }
+
+    private void WakeOwner()
+    {
+        if (_asyncMode)
+        {
+            _asyncCore.SetResult(true);
+        }
+        else
+        {
+            _event!.Set();
+        }
+    }
+}

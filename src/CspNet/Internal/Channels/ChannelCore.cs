@@ -1,0 +1,459 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Alternation;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// The engine behind every channel kind: one lock, an optional buffer, and one queue each of
+/// parked readers and parked writers. Thread processes, async processes and alternations park in
+/// the same queues, so a blocking writer pairs with an async reader or a selecting process alike.
+/// </summary>
+/// <remarks>
+/// <para>
+/// All state changes happen under <see cref="_lock"/>, in one critical section per direction
+/// (<see cref="ReadLocked"/>, <see cref="WriteLocked"/>) that every blocking and async operation
+/// goes through. Waking a partner always happens after the lock is released: a woken thread would
+/// otherwise run straight into the lock we hold.
+/// </para>
+/// <para>
+/// User code (a custom <see cref="IBuffer{T}"/>) runs under the lock. If it throws, the state stays
+/// consistent: nothing was claimed before the call, or the claimed partner is woken with the
+/// exception, so no party is left parked and the channel stays usable.
+/// </para>
+/// </remarks>
+[DebuggerDisplay("{DebuggerDisplay,nq}")]
+internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
+{
+    private readonly Lock _lock = new();
+    private readonly IBuffer<T>? _buffer;
+    private readonly bool _singleReader;
+    private readonly bool _singleWriter;
+    private readonly string _kindName; // e.g. "One2OneChannel": a literal, shared by every channel of the kind
+
+    private WaiterQueue<T> _readers;
+    private WaiterQueue<T> _writers;
+    private bool _poisoned;
+
+    // Mirror of _buffer.Count, written under the lock and read without it as a readiness hint.
+    private int _buffered;
+
+    // One recycled async waiter per direction covers the common case of one outstanding
+    // operation per end without allocating; concurrent operations on Any ends allocate.
+    private AsyncWaiter<T>? _cachedReader;
+    private AsyncWaiter<T>? _cachedWriter;
+
+    /// <summary>
+    /// The value a selection took through the channel's own reading end (<see cref="CspChannel{T}.In"/>),
+    /// shared with the channel object so that the next read returns it whichever of the two it is
+    /// called on.
+    /// </summary>
+    internal HeldValue<T> Held;
+
+    internal ChannelCore(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
+    {
+        _buffer = buffer;
+        _singleReader = singleReader;
+        _singleWriter = singleWriter;
+        _kindName = kind;
+    }
+
+    // Composed only when an exception needs it: a per-channel name string would cost every
+    // channel (and a program may hold millions) some 60 bytes.
+    internal string Kind => $"{_kindName}<{typeof(T).Name}>";
+
+    internal bool IsPoisoned => Volatile.Read(ref _poisoned);
+
+    /// <summary>
+    /// Lock-free hint that a read could succeed now. A stale "no" is harmless: a selection that skips
+    /// the guard on it checks again under the lock before it waits.
+    /// </summary>
+    internal bool MaybeReadable => Volatile.Read(ref _poisoned) || _writers.HeadHint is not null || Volatile.Read(ref _buffered) > 0;
+
+    // ---- reads and writes ---------------------------------------------------------------------
+
+    internal T Read()
+    {
+        if (Held.IsHolding && Held.TryTake(out T held, out bool poisoned))
+        {
+            return poisoned ? throw ThrowHelper.CreatePoisoned(Kind) : held;
+        }
+
+        SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
+        if (ReadLocked(waiter, out T item, out Waiter<T>? partner) is null)
+        {
+            partner?.Wake();
+            return item;
+        }
+
+        waiter.WaitForPartner();
+        item = waiter.Item!;
+        waiter.Item = default;
+        return item;
+    }
+
+    internal void Write(T item)
+    {
+        SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
+        if (WriteLocked(item, waiter, out Waiter<T>? partner) is null)
+        {
+            partner?.Wake();
+            return;
+        }
+
+        // Returns only when a reader has taken the item (or moved it into the buffer).
+        waiter.WaitForPartner();
+    }
+
+#pragma warning disable CA1031 // Exceptions are not swallowed: they fault the returned ValueTask, as an async method would.
+    internal ValueTask<T> ReadAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<T>(cancellationToken);
+        }
+
+        if (Held.IsHolding && Held.TryTake(out T held, out bool poisoned))
+        {
+            return poisoned ? ValueTask.FromException<T>(ThrowHelper.CreatePoisoned(Kind)) : new ValueTask<T>(held);
+        }
+
+        // Without a token the waiter is rented inside the critical section, only if it must park;
+        // with one, cancellation is registered before the waiter can be queued (see AsyncWaiter).
+        AsyncWaiter<T>? prepared = null;
+        try
+        {
+            if (cancellationToken.CanBeCanceled)
+            {
+                prepared = RentWaiter(isReader: true);
+                prepared.RegisterCancellation(cancellationToken);
+            }
+
+            Waiter<T>? parked = ReadLocked(prepared, out T item, out Waiter<T>? partner);
+            if (parked is null)
+            {
+                prepared?.Discard();
+                partner?.Wake();
+                return new ValueTask<T>(item);
+            }
+
+            return ((AsyncWaiter<T>)parked).AsReadTask();
+        }
+        catch (Exception e)
+        {
+            prepared?.Discard();
+            return ValueTask.FromException<T>(e);
+        }
+    }
+
+    internal ValueTask WriteAsync(T item, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        AsyncWaiter<T>? prepared = null;
+        try
+        {
+            if (cancellationToken.CanBeCanceled)
+            {
+                prepared = RentWaiter(isReader: false);
+                prepared.RegisterCancellation(cancellationToken);
+            }
+
+            Waiter<T>? parked = WriteLocked(item, prepared, out Waiter<T>? partner);
+            if (parked is null)
+            {
+                prepared?.Discard();
+                partner?.Wake();
+                return default;
+            }
+
+            return ((AsyncWaiter<T>)parked).AsWriteTask();
+        }
+        catch (Exception e)
+        {
+            prepared?.Discard();
+            return ValueTask.FromException(e);
+        }
+    }
+#pragma warning restore CA1031
+
+    /// <summary>
+    /// The critical section of every read: takes an item (returns null, with the item and a partner
+    /// to wake), or parks <paramref name="waiter"/> (an async one is rented if it is null) and returns
+    /// it. Throws on poison and misuse. A waiter whose cancellation won before it could be queued is
+    /// returned unqueued: its task already reports the cancellation.
+    /// </summary>
+    private Waiter<T>? ReadLocked(Waiter<T>? waiter, out T item, out Waiter<T>? partner)
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (TryTakeLocked(self: null, plainOnly: false, out item, out partner))
+            {
+                return null;
+            }
+
+            ThrowIfCannotParkLocked(isReader: true, self: null);
+            waiter ??= RentWaiter(isReader: true);
+            if (waiter.State == Waiter<T>.Pending)
+            {
+                _readers.Enqueue(waiter, isReader: true);
+            }
+
+            AssertInvariants();
+            return waiter;
+        }
+    }
+
+    /// <summary>The critical section of every write; see <see cref="ReadLocked"/>.</summary>
+    private Waiter<T>? WriteLocked(T item, Waiter<T>? waiter, out Waiter<T>? partner)
+    {
+        lock (_lock)
+        {
+            AssertInvariants();
+            if (_poisoned)
+            {
+                ThrowHelper.ThrowPoisoned(Kind);
+            }
+
+            if (TryPutLocked(item, self: null, plainOnly: false, out partner))
+            {
+                return null;
+            }
+
+            ThrowIfCannotParkLocked(isReader: false, self: null);
+            waiter ??= RentWaiter(isReader: false);
+            if (waiter.State == Waiter<T>.Pending)
+            {
+                waiter.Item = item;
+                _writers.Enqueue(waiter, isReader: false);
+            }
+
+            AssertInvariants();
+            return waiter;
+        }
+    }
+
+    /// <summary>
+    /// Poisons the channel: every parked party, thread, async or alternation, fails with
+    /// <see cref="PoisonException"/> (an alternation chooses the poisoned guard), as does every later
+    /// write. Reads still drain items already in the buffer (their writers were told the write
+    /// succeeded), then fail.
+    /// </summary>
+    internal void Poison()
+    {
+        Waiter<T>? readers;
+        Waiter<T>? writers;
+        lock (_lock)
+        {
+            if (_poisoned)
+            {
+                return;
+            }
+
+            Volatile.Write(ref _poisoned, true);
+            readers = _readers.DetachAllClaimed();
+            writers = _writers.DetachAllClaimed();
+            SetPoisonLocked(readers);
+            SetPoisonLocked(writers);
+            AssertInvariants();
+        }
+
+        WakeAll(readers);
+        WakeAll(writers);
+    }
+
+    private void SetPoisonLocked(Waiter<T>? chain)
+    {
+        for (; chain is not null; chain = chain.Next)
+        {
+            chain.Item = default;
+            chain.Error = ThrowHelper.CreatePoisoned(Kind);
+        }
+    }
+
+    private static void WakeAll(Waiter<T>? chain)
+    {
+        while (chain is { } waiter)
+        {
+            chain = waiter.Next;
+            waiter.Next = null;
+            waiter.Wake();
+        }
+    }
+
+    // ---- cancellation and waiter reuse ----------------------------------------------------------
+
+    /// <inheritdoc />
+    public bool TryCancel(Waiter<T> waiter)
+    {
+        lock (_lock)
+        {
+            if (!waiter.TryCancel())
+            {
+                return false;
+            }
+
+            if (waiter.IsReader)
+            {
+                _readers.Remove(waiter);
+            }
+            else
+            {
+                _writers.Remove(waiter);
+            }
+
+            AssertInvariants();
+            return true;
+        }
+    }
+
+    /// <inheritdoc />
+    public void ReturnWaiter(AsyncWaiter<T> waiter)
+    {
+        if (waiter.IsReader)
+        {
+            Volatile.Write(ref _cachedReader, waiter);
+        }
+        else
+        {
+            Volatile.Write(ref _cachedWriter, waiter);
+        }
+    }
+
+    private AsyncWaiter<T> RentWaiter(bool isReader) =>
+        (isReader ? Interlocked.Exchange(ref _cachedReader, null) : Interlocked.Exchange(ref _cachedWriter, null))
+        ?? new AsyncWaiter<T>(this, isReader);
+
+    // ---- the hand-over, under the lock --------------------------------------------------------
+
+    /// <summary>
+    /// Takes an item from the buffer or a parked writer. <paramref name="self"/>: the caller's own
+    /// alternation, whose offers it must not take. <paramref name="plainOnly"/>: take only from a
+    /// plain writer (an enabling alternation cannot claim another alternation, see
+    /// <see cref="EnableInput"/>).
+    /// </summary>
+    private bool TryTakeLocked(object? self, bool plainOnly, out T item, out Waiter<T>? partner)
+    {
+        AssertLockHeld();
+        if (_buffer is { } buffer && buffer.Count > 0)
+        {
+            item = buffer.Take();
+            _buffered = buffer.Count;
+
+            // A slot is free now: move one parked writer's item in, which completes its write.
+            // The reader already has its item, so once claimed here, the writer must be woken
+            // whatever Put does.
+            partner = plainOnly ? _writers.DequeuePlain() : _writers.DequeueClaimed(self);
+            if (partner is not null)
+            {
+                RefillLocked(buffer, partner);
+            }
+
+            return true;
+        }
+
+        partner = plainOnly ? _writers.DequeuePlain() : _writers.DequeueClaimed(self);
+        if (partner is not null)
+        {
+            item = partner.Item!;
+            partner.Item = default;
+            return true;
+        }
+
+        item = default!;
+        return false;
+    }
+
+#pragma warning disable CA1031 // The buffer's exception is handed to the writer whose value it refused.
+    private void RefillLocked(IBuffer<T> buffer, Waiter<T> writer)
+    {
+        try
+        {
+            buffer.Put(writer.Item!);
+            _buffered = buffer.Count;
+        }
+        catch (Exception e)
+        {
+            writer.Error = e;
+        }
+
+        writer.Item = default;
+    }
+#pragma warning restore CA1031
+
+    /// <summary>Hands an item to a parked reader, or stores it in the buffer if there is room; see <see cref="TryTakeLocked"/>.</summary>
+    private bool TryPutLocked(T item, object? self, bool plainOnly, out Waiter<T>? partner)
+    {
+        AssertLockHeld();
+        partner = plainOnly ? _readers.DequeuePlain() : _readers.DequeueClaimed(self);
+        if (partner is not null)
+        {
+            partner.Item = item;
+            return true;
+        }
+
+        if (_buffer is { } buffer && !buffer.IsFull)
+        {
+            buffer.Put(item);
+            _buffered = buffer.Count;
+            return true;
+        }
+
+        return false;
+    }
+
+    private void ThrowIfCannotParkLocked(bool isReader, object? self)
+    {
+        AssertLockHeld();
+        if (_poisoned)
+        {
+            ThrowHelper.ThrowPoisoned(Kind);
+        }
+
+        // A One end has exactly one process on it; a second party parked beside the first
+        // means the program shares an end it should not. Say so rather than misbehave.
+        if (isReader ? _singleReader && _readers.HasOtherThan(self) : _singleWriter && _writers.HasOtherThan(self))
+        {
+            ThrowHelper.ThrowSharedOneEnd(Kind, isReader);
+        }
+    }
+
+    [Conditional("DEBUG")]
+    private void AssertLockHeld() => Debug.Assert(_lock.IsHeldByCurrentThread, "Methods named *Locked run under the channel lock.");
+
+    /// <summary>
+    /// Checks the channel's state (DEBUG builds, under the lock). Plain parties are never parked on
+    /// both sides at once, nor beside a buffer that could serve them; waiters of an alternation may
+    /// briefly sit beside a partner they cannot pair with, until that alternation withdraws them.
+    /// </summary>
+    [Conditional("DEBUG")]
+    private void AssertInvariants()
+    {
+        AssertLockHeld();
+        bool plainReaders = _readers.HasPlain();
+        bool plainWriters = _writers.HasPlain();
+        Debug.Assert(!(plainReaders && plainWriters), "Plain readers and writers are never parked at the same time.");
+        Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
+        Debug.Assert(!plainWriters || _buffer is null || _buffer.IsFull, "Writers park only on a full buffer.");
+        Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
+        Debug.Assert(_buffer is null || _buffered == _buffer.Count, "The buffered-count hint matches the buffer.");
+    }
+
+    internal string DebuggerDisplay
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered")}, " +
+                    $"{_readers.Count} readers and {_writers.Count} writers waiting{(_poisoned ? ", poisoned" : "")}";
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+using System.Diagnostics;
+using System.Threading;
+
+namespace CspNet.Internal;
+
+/// <summary>
+/// FIFO of parked waiters, linked through the waiters themselves so that enqueue, dequeue and
+/// removal of a cancelled waiter are O(1) and allocation-free. Not thread-safe: the owning
+/// channel's lock guards it.
+/// </summary>
+/// <remarks>
+/// Two kinds of waiter share a queue: plain ones (a thread or async process in a read, write or
+/// sync), which can always be claimed under the owner's lock because their cancellation takes the
+/// same lock; and waiters parked by an alternation (<see cref="Waiter{T}.Selection"/> set), whose
+/// claim commits that whole alternation and fails if it has committed elsewhere.
+/// </remarks>
+internal struct WaiterQueue<T>
+{
+    private Waiter<T>? _head;
+    private Waiter<T>? _tail;
+
+    internal readonly bool IsEmpty => _head is null;
+
+    /// <summary>The head, read without the lock: a hint for lock-free readiness checks.</summary>
+    internal Waiter<T>? HeadHint => Volatile.Read(ref _head);
+
+    /// <summary>The number of queued waiters (walks the queue: for diagnostics).</summary>
+    internal readonly int Count
+    {
+        get
+        {
+            int count = 0;
+            for (Waiter<T>? w = _head; w is not null; w = w.Next)
+            {
+                count++;
+            }
+
+            return count;
+        }
+    }
+
+    internal void Enqueue(Waiter<T> waiter, bool isReader)
+    {
+        Debug.Assert(!waiter.IsQueued, "A waiter is queued at most once.");
+        waiter.IsQueued = true;
+        waiter.IsReader = isReader;
+        waiter.Next = null;
+        waiter.Previous = _tail;
+        if (_tail is null)
+        {
+            Volatile.Write(ref _head, waiter);
+        }
+        else
+        {
+            _tail.Next = waiter;
+        }
+
+        _tail = waiter;
+    }
+
+    /// <summary>
+    /// Removes waiters from the front until one can be claimed, and returns it. Waiters of
+    /// <paramref name="skip"/> (the caller's own alternation) are passed over and stay queued;
+    /// waiters whose claim fails (their alternation committed elsewhere) are dropped on the way.
+    /// </summary>
+    internal Waiter<T>? DequeueClaimed(object? skip = null)
+    {
+        Waiter<T>? waiter = _head;
+        while (waiter is not null)
+        {
+            Waiter<T>? next = waiter.Next;
+            if (skip is null || waiter.Selection != skip)
+            {
+                Remove(waiter);
+                if (waiter.TryClaim())
+                {
+                    return waiter;
+                }
+            }
+
+            waiter = next;
+        }
+
+        return null;
+    }
+
+    /// <summary>Removes and claims the first plain waiter (one not parked by an alternation); null if there is none.</summary>
+    internal Waiter<T>? DequeuePlain()
+    {
+        for (Waiter<T>? waiter = _head; waiter is not null; waiter = waiter.Next)
+        {
+            if (waiter.Selection is null)
+            {
+                Remove(waiter);
+                bool claimed = waiter.TryClaim();
+                Debug.Assert(claimed, "A queued plain waiter is claimable under the owner's lock: its cancellation unlinks it under the same lock.");
+                return waiter;
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Whether a waiter other than those of <paramref name="skip"/> is queued.</summary>
+    internal readonly bool HasOtherThan(object? skip)
+    {
+        for (Waiter<T>? waiter = _head; waiter is not null; waiter = waiter.Next)
+        {
+            if (skip is null || waiter.Selection != skip)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Whether a plain waiter (one not parked by an alternation) is queued.</summary>
+    internal readonly bool HasPlain()
+    {
+        for (Waiter<T>? waiter = _head; waiter is not null; waiter = waiter.Next)
+        {
+            if (waiter.Selection is null)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Tells every alternation parked here, but <paramref name="except"/>, that a partner it cannot
+    /// pair with while parked (another alternation) has arrived: it wakes, withdraws, and pairs in
+    /// its next scan, where its own state is stable.
+    /// </summary>
+    internal readonly void SignalSelections(object? except)
+    {
+        for (Waiter<T>? waiter = _head; waiter is not null; waiter = waiter.Next)
+        {
+            if (waiter.Selection is { } selection && selection != except)
+            {
+                waiter.SignalSelection();
+            }
+        }
+    }
+
+    /// <summary>Removes every queued waiter and returns the list of those that could be claimed.</summary>
+    internal Waiter<T>? DetachAllClaimed()
+    {
+        Waiter<T>? claimed = null;
+        while (_head is { } head)
+        {
+            Remove(head);
+            if (head.TryClaim())
+            {
+                // Reuse the Next link to chain the claimed ones for the caller.
+                head.Next = claimed;
+                claimed = head;
+            }
+        }
+
+        return claimed;
+    }
+
+    internal void Remove(Waiter<T> waiter)
+    {
+        if (!waiter.IsQueued)
+        {
+            return;
+        }
+
+        if (waiter.Previous is null)
+        {
+            Volatile.Write(ref _head, waiter.Next);
+        }
+        else
+        {
+            waiter.Previous.Next = waiter.Next;
+        }
+
+        if (waiter.Next is null)
+        {
+            _tail = waiter.Previous;
+        }
+        else
+        {
+            waiter.Next.Previous = waiter.Previous;
+        }
+
+        waiter.Next = null;
+        waiter.Previous = null;
+        waiter.IsQueued = false;
+    }
+}
