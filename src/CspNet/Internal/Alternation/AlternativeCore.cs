@@ -94,8 +94,8 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
 
     internal int LastSelected => _last;
 
-    /// <summary>Whether a selection is under way (used by channel ends to detect two selections on one end).</summary>
-    internal bool IsActive => Volatile.Read(ref _state) != Idle;
+    /// <summary>Whether a selection is under way; channel ends keep it to detect two selections on one end.</summary>
+    internal SelectionActivity Activity { get; } = new();
 
     // ---- the site calls (any thread) ----------------------------------------------------------
 
@@ -191,6 +191,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
 
         _preconditions = preconditions;
         _start = start;
+        Activity.Set(true);
         try
         {
             bool anyConsidered = false;
@@ -341,6 +342,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     {
         _preconditions = null;
         _failure = null;
+        Activity.Set(false);
         AssertInvariants();
         Volatile.Write(ref _state, Idle);
     }

@@ -14,7 +14,7 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core, bool sharesChannelS
 {
     private HeldValue<T> _held;
     private SelectionWaiter<T>? _node;
-    private AlternativeCore? _lastSelection;
+    private SelectionActivity? _lastSelection;
 
     /// <summary>The hand-over slot: the channel's for its own end, else this end's.</summary>
     internal ref HeldValue<T> Slot => ref sharesChannelSlot ? ref core.Held : ref _held;
@@ -52,12 +52,13 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core, bool sharesChannelS
     /// </summary>
     internal void BindLocked(AlternativeCore selection)
     {
-        if (_lastSelection is { } other && other != selection && other.IsActive)
+        SelectionActivity activity = selection.Activity;
+        if (_lastSelection is { } other && other != activity && other.IsActive)
         {
             ThrowHelper.ThrowEndInOtherSelection(core.Kind);
         }
 
-        _lastSelection = selection;
+        _lastSelection = activity;
     }
 
     protected internal override bool TryCommit(GuardSite site) => core.TryCommitInput(this, ((GuardSlot)site).Core);

@@ -9,7 +9,7 @@ namespace CspNet.Internal;
 internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut<T>
 {
     private SelectionWaiter<T>? _node;
-    private AlternativeCore? _lastSelection;
+    private SelectionActivity? _lastSelection;
     private T? _value;
     private bool _hasOffer;
 
@@ -39,12 +39,13 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
     /// <inheritdoc cref="ChannelReadEnd{T}.BindLocked"/>
     internal void BindLocked(AlternativeCore selection)
     {
-        if (_lastSelection is { } other && other != selection && other.IsActive)
+        SelectionActivity activity = selection.Activity;
+        if (_lastSelection is { } other && other != activity && other.IsActive)
         {
             ThrowHelper.ThrowEndInOtherSelection(core.Kind);
         }
 
-        _lastSelection = selection;
+        _lastSelection = activity;
     }
 
     protected internal override bool Prepare(GuardSite site)
