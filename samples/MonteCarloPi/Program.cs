@@ -3,7 +3,8 @@
 //
 //   Worker 1..N --counts (Any2One)--> Collector        (workers start together at a Barrier)
 //
-// once with thread processes (the paper's) and once with async processes.
+// with thread processes (the paper's) and with async processes. Each mode runs several times
+// after a warm-up run, and the median time is reported.
 //
 //   dotnet run --project samples/MonteCarloPi -- --help
 using System.Diagnostics;
@@ -17,17 +18,22 @@ class Program
 
         Usage: dotnet run --project samples/MonteCarloPi -- [options]
 
-          --iterations N    points to throw in all (default 200M; suffixes k, M, G)
+          --iterations N    points to throw in all, per run (default 20M; suffixes k, M, G)
           --processes N     worker processes in the parallel modes (default: processor count)
           --mode M          seq | threads | async | all (default all)
+          --repeat N        timed runs of each mode; the median is reported (default 5)
+          --warm-up N       untimed runs of each mode first (default 1)
           --stack-size B    stack size of the worker threads, bytes (suffixes k, M; default: runtime's)
           --seed S          seed of the first worker; worker i uses S + i (default 115, as in the paper)
           --rng R           xoshiro (default, fast) | system (System.Random(seed), as in the paper)
           --no-barrier      do not make the workers wait for each other before they start
           --help            show this text
 
+        The modes take turns (sequential, threads, async, sequential, ...), so a change in the
+        machine's load affects them alike. Speedup is the sequential median over the mode's median.
+
         Example, the paper's Table 2 with 400 threads of 256 KiB stack:
-          dotnet run -c Release --project samples/MonteCarloPi -- --iterations 1.2G --processes 400 --stack-size 256k
+          dotnet run -c Release --project samples/MonteCarloPi -- --iterations 1.2G --processes 400 --stack-size 256k --repeat 3
         """;
 
     static int Main(string[] args)
@@ -59,39 +65,88 @@ class Program
             + (options.Barrier ? ", workers start together at a barrier" : ""));
         Console.WriteLine($"machine: {Environment.ProcessorCount} logical processors{LoadAverage()}; "
             + $"thread stack size: {(options.StackSize == 0 ? "runtime default" : $"{options.StackSize:N0} bytes")}");
+        Console.WriteLine($"times: median of {options.Repeat} timed {Runs(options.Repeat)} of each mode, "
+            + $"after {options.WarmUp} warm-up {Runs(options.WarmUp)}; the modes take turns");
         WarnIfDebugLibrary();
-        Console.WriteLine();
-        Console.WriteLine($"{"mode",-11} {"processes",9} {"estimate",16} {"|error|",10} {"time (ms)",10} {"speedup",8}");
 
-        double? sequentialMs = null;
-        void Report(string mode, int processes, PiEstimate estimate, TimeSpan time)
-        {
-            double ms = time.TotalMilliseconds;
-            string speedup = sequentialMs is { } seq ? (seq / ms).ToString("F2") : "-";
-            Console.WriteLine($"{mode,-11} {processes,9} {estimate.Pi,16:F12} {estimate.Error,10:E2} {ms,10:F0} {speedup,8}");
-        }
-
+        using CspThreadPoolScope? pool = options.Mode is "threads" or "all" ? new CspThreadPoolScope(options.StackSize) : null;
+        var modes = new List<Mode>();
         if (options.Mode is "seq" or "all")
         {
-            (PiEstimate estimate, TimeSpan time) = RunSequential(job);
-            sequentialMs = time.TotalMilliseconds;
-            Report("sequential", 1, estimate, time);
+            modes.Add(new Mode("sequential", 1, () => RunSequential(job)));
         }
 
-        if (options.Mode is "threads" or "all")
+        if (pool is not null)
         {
-            using var pool = new CspThreadPoolScope(options.StackSize);
-            (PiEstimate estimate, TimeSpan time) = RunThreads(job, options.Processes, options.Barrier, pool.Pool);
-            Report("threads", options.Processes, estimate, time);
+            modes.Add(new Mode("threads", options.Processes, () => RunThreads(job, options.Processes, options.Barrier, pool.Pool)));
         }
 
         if (options.Mode is "async" or "all")
         {
-            (PiEstimate estimate, TimeSpan time) = RunAsyncProcesses(job, options.Processes, options.Barrier);
-            Report("async", options.Processes, estimate, time);
+            modes.Add(new Mode("async", options.Processes, () => RunAsyncProcesses(job, options.Processes, options.Barrier)));
+        }
+
+        for (int run = 0; run < options.WarmUp + options.Repeat; run++)
+        {
+            foreach (Mode mode in modes)
+            {
+                (PiEstimate estimate, TimeSpan time) = mode.Run();
+                if (mode.Estimate is { } first && first != estimate)
+                {
+                    // Every run of a mode throws the same points: anything else is a bug.
+                    Console.Error.WriteLine($"error: {mode.Name} run {run + 1} counted {estimate.Inside:N0} points inside, run 1 {first.Inside:N0}.");
+                    return 1;
+                }
+
+                mode.Estimate = estimate;
+                if (run >= options.WarmUp)
+                {
+                    mode.Milliseconds.Add(time.TotalMilliseconds);
+                }
+            }
+        }
+
+        Console.WriteLine();
+        Console.WriteLine($"{"mode",-11} {"processes",9} {"estimate",16} {"|error|",10} {"median (ms)",11} {"min..max (ms)",15} {"speedup",8}");
+        double? sequentialMs = modes.Find(mode => mode.Name == "sequential")?.Median;
+        foreach (Mode mode in modes)
+        {
+            PiEstimate estimate = mode.Estimate!.Value;
+            double ms = mode.Median;
+            string speedup = sequentialMs is { } seq ? (seq / ms).ToString("F2") : "-";
+            string range = $"{mode.Milliseconds.Min():F0}..{mode.Milliseconds.Max():F0}";
+            Console.WriteLine($"{mode.Name,-11} {mode.Processes,9} {estimate.Pi,16:F12} {estimate.Error,10:E2} {ms,11:F0} {range,15} {speedup,8}");
         }
 
         return 0;
+    }
+
+    static string Runs(int count) => count == 1 ? "run" : "runs";
+
+    /// <summary>One way of computing the estimate, and what its runs gave.</summary>
+    sealed class Mode(string name, int processes, Func<(PiEstimate, TimeSpan)> run)
+    {
+        public string Name { get; } = name;
+
+        public int Processes { get; } = processes;
+
+        public Func<(PiEstimate Estimate, TimeSpan Time)> Run { get; } = run;
+
+        /// <summary>The estimate of the first run; every run must give the same.</summary>
+        public PiEstimate? Estimate { get; set; }
+
+        /// <summary>The times of the timed runs.</summary>
+        public List<double> Milliseconds { get; } = [];
+
+        public double Median
+        {
+            get
+            {
+                double[] sorted = [.. Milliseconds.Order()];
+                int middle = sorted.Length / 2;
+                return sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+            }
+        }
     }
 
     /// <summary>Listing 7: one loop, no processes.</summary>
@@ -187,11 +242,15 @@ sealed class CspThreadPoolScope : IDisposable
 /// <summary>The command line.</summary>
 sealed class Options
 {
-    public long Iterations { get; private set; } = 200_000_000;
+    public long Iterations { get; private set; } = 20_000_000;
 
     public int Processes { get; private set; } = Environment.ProcessorCount;
 
     public string Mode { get; private set; } = "all";
+
+    public int Repeat { get; private set; } = 5;
+
+    public int WarmUp { get; private set; } = 1;
 
     public int StackSize { get; private set; }
 
@@ -226,6 +285,12 @@ sealed class Options
                         "all" => "all",
                         string other => throw new FormatException($"--mode must be seq, threads, async or all, not '{other}'."),
                     };
+                    break;
+                case "--repeat":
+                    options.Repeat = (int)Number.Parse(Value(), 1000, 1, 1000, "--repeat");
+                    break;
+                case "--warm-up":
+                    options.WarmUp = (int)Number.Parse(Value(), 1000, 0, 1000, "--warm-up");
                     break;
                 case "--stack-size":
                     options.StackSize = (int)Number.Parse(Value(), 1024, 0, int.MaxValue, "--stack-size");

@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 
 namespace CspNet;
 
@@ -8,25 +7,23 @@ namespace CspNet;
 /// <remarks><inheritdoc cref="IBuffer{T}" path="/remarks"/></remarks>
 public sealed class FifoBuffer<T> : IBuffer<T>
 {
-    private readonly Queue<T> _items;
+    private BoundedQueue<T> _items;   // a mutable struct: not readonly
 
     /// <summary>Creates a buffer that holds at most <paramref name="capacity"/> values.</summary>
-    /// <param name="capacity">The capacity, at least 1. For a rendezvous, use an unbuffered channel instead.</param>
-    public FifoBuffer(int capacity)
-    {
-        BufferGuard.RequirePositiveCapacity(capacity);
-        Capacity = capacity;
-        _items = new Queue<T>(capacity);
-    }
+    /// <param name="capacity">
+    /// The capacity, at least 1. For a rendezvous, use an unbuffered channel instead. It is a bound,
+    /// not an allocation: storage grows as values are stored and is released when the buffer empties.
+    /// </param>
+    public FifoBuffer(int capacity) => _items = new BoundedQueue<T>(capacity);
 
     /// <summary>The most values the buffer holds.</summary>
-    public int Capacity { get; }
+    public int Capacity => _items.Capacity;
 
     /// <inheritdoc />
     public int Count => _items.Count;
 
     /// <inheritdoc />
-    public bool IsFull => _items.Count >= Capacity;
+    public bool IsFull => _items.IsFull;
 
     /// <inheritdoc />
     public void Put(T item)

@@ -1,5 +1,3 @@
-using System.Collections.Generic;
-
 namespace CspNet;
 
 /// <summary>
@@ -15,19 +13,17 @@ namespace CspNet;
 /// </remarks>
 public sealed class OverwriteOldestBuffer<T> : IBuffer<T>
 {
-    private readonly Queue<T> _items;
+    private BoundedQueue<T> _items;   // a mutable struct: not readonly
 
     /// <summary>Creates a buffer that keeps the newest <paramref name="capacity"/> values.</summary>
-    /// <param name="capacity">The capacity, at least 1.</param>
-    public OverwriteOldestBuffer(int capacity)
-    {
-        BufferGuard.RequirePositiveCapacity(capacity);
-        Capacity = capacity;
-        _items = new Queue<T>(capacity);
-    }
+    /// <param name="capacity">
+    /// The capacity, at least 1. It is a bound, not an allocation: storage grows as values are
+    /// stored and is released when the buffer empties.
+    /// </param>
+    public OverwriteOldestBuffer(int capacity) => _items = new BoundedQueue<T>(capacity);
 
     /// <summary>The most values the buffer holds.</summary>
-    public int Capacity { get; }
+    public int Capacity => _items.Capacity;
 
     /// <summary>How many values have been overwritten before a reader took them.</summary>
     public long OverwrittenCount { get; private set; }
@@ -41,7 +37,7 @@ public sealed class OverwriteOldestBuffer<T> : IBuffer<T>
     /// <inheritdoc />
     public void Put(T item)
     {
-        if (_items.Count >= Capacity)
+        if (_items.IsFull)
         {
             _items.Dequeue();
             OverwrittenCount++;

@@ -29,6 +29,62 @@ public class FifoBufferTests
     }
 
     [Fact]
+    public void Constructor_CapacityIntMaxValue_AllocatesNothingUpFrontAndStoresValues()
+    {
+        // Capacity is a bound, not an allocation: storage grows with use.
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var buffer = new FifoBuffer<int>(int.MaxValue);
+        Assert.InRange(GC.GetAllocatedBytesForCurrentThread() - before, 0, 1024);
+
+        for (int i = 0; i < 1000; i++)
+        {
+            buffer.Put(i);
+            Assert.False(buffer.IsFull);
+        }
+
+        Assert.Equal(int.MaxValue, buffer.Capacity);
+        Assert.Equal(1000, buffer.Count);
+        for (int i = 0; i < 1000; i++)
+        {
+            Assert.Equal(i, buffer.Take());
+        }
+
+        Assert.Equal(0, buffer.Count);
+    }
+
+    [Fact]
+    public void PutTake_WrapAroundWhileGrowing_KeepsOrderAndIsFullExactlyAtCapacity()
+    {
+        var buffer = new FifoBuffer<int>(5);
+        int next = 0;
+        int expected = 0;
+        for (int round = 0; round < 20; round++)
+        {
+            // Fill to capacity from wherever the previous round left the oldest value, then take
+            // a varying number, so that the storage wraps around at every stage of its growth.
+            while (!buffer.IsFull)
+            {
+                buffer.Put(next++);
+            }
+
+            Assert.Equal(5, buffer.Count);
+            Assert.Throws<InvalidOperationException>(() => buffer.Put(-1));
+            for (int taken = 0; taken <= round % 5; taken++)
+            {
+                Assert.Equal(expected++, buffer.Take());
+                Assert.False(buffer.IsFull);
+            }
+        }
+
+        while (buffer.Count > 0)
+        {
+            Assert.Equal(expected++, buffer.Take());
+        }
+
+        Assert.Equal(next, expected);
+    }
+
+    [Fact]
     public void PutTake_SeveralValues_TakesInPutOrder()
     {
         var buffer = new FifoBuffer<int>(3);

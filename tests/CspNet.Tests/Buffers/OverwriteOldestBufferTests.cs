@@ -17,6 +17,57 @@ public class OverwriteOldestBufferTests
     }
 
     [Fact]
+    public void Constructor_CapacityIntMaxValue_AllocatesNothingUpFrontAndStoresValues()
+    {
+        // Capacity is a bound, not an allocation: storage grows with use.
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var buffer = new OverwriteOldestBuffer<string>(int.MaxValue);
+        Assert.InRange(GC.GetAllocatedBytesForCurrentThread() - before, 0, 1024);
+
+        for (int i = 0; i < 1000; i++)
+        {
+            buffer.Put($"v{i}");
+            Assert.False(buffer.IsFull);
+        }
+
+        Assert.Equal(int.MaxValue, buffer.Capacity);
+        Assert.Equal(1000, buffer.Count);
+        Assert.Equal(0, buffer.OverwrittenCount);
+        for (int i = 0; i < 1000; i++)
+        {
+            Assert.Equal($"v{i}", buffer.Take());
+        }
+
+        Assert.Equal(0, buffer.Count);
+    }
+
+    [Fact]
+    public void Put_BeyondCapacityAfterWrapAround_KeepsNewestInOrder()
+    {
+        var buffer = new OverwriteOldestBuffer<int>(5);
+        buffer.Put(0);
+        buffer.Put(1);
+        buffer.Put(2);
+        Assert.Equal(0, buffer.Take());
+        Assert.Equal(1, buffer.Take());
+        for (int i = 3; i <= 12; i++)
+        {
+            buffer.Put(i);
+            Assert.False(buffer.IsFull);
+        }
+
+        // 2..12 were put after the takes; only the newest five remain.
+        Assert.Equal(5, buffer.Count);
+        Assert.Equal(6, buffer.OverwrittenCount);
+        for (int i = 8; i <= 12; i++)
+        {
+            Assert.Equal(i, buffer.Take());
+        }
+
+        Assert.Equal(0, buffer.Count);
+    }
+
+    [Fact]
     public void Put_BeyondCapacity_KeepsNewestAndCountsOverwritten()
     {
         var buffer = new OverwriteOldestBuffer<int>(3);

@@ -28,6 +28,40 @@ public class SampleSmokeTests(ITestOutputHelper output)
         Assert.Equal(threads, async);
         Assert.InRange(sequential, Math.PI - 0.02, Math.PI + 0.02);
         Assert.InRange(threads, Math.PI - 0.02, Math.PI + 0.02);
+
+        // The library is built optimised for this sample even in a Debug build of the solution.
+        Assert.DoesNotContain(run.Lines, line => line.Contains("Debug build", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task MonteCarloPi_RepeatWithoutWarmUp_ReportsMedianOfTheTimedRuns()
+    {
+        using var folder = new TempFolder();
+
+        SampleRunner.Result run = await RunAsync("MonteCarloPi", folder.Path, "--iterations", "100k", "--processes", "2", "--repeat", "3", "--warm-up", "0");
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        Assert.Contains("times: median of 3 timed runs of each mode, after 0 warm-up runs; the modes take turns", run.Lines);
+        foreach (string mode in new[] { "sequential", "threads", "async" })
+        {
+            string[] row = Fields(Assert.Single(run.Lines, line => Fields(line) is [var m, ..] && m == mode));
+            double median = double.Parse(row[4], CultureInfo.InvariantCulture);
+            string[] range = row[5].Split("..");
+            Assert.InRange(median, double.Parse(range[0], CultureInfo.InvariantCulture), double.Parse(range[1], CultureInfo.InvariantCulture));
+        }
+    }
+
+    [Theory(Timeout = 60_000)]
+    [InlineData("--repeat", "0")]
+    [InlineData("--warm-up", "-1")]
+    public async Task MonteCarloPi_RepetitionsOutOfRange_ExitsWithUsageError(string option, string value)
+    {
+        using var folder = new TempFolder();
+
+        SampleRunner.Result run = await RunAsync("MonteCarloPi", folder.Path, option, value);
+
+        Assert.True(run.ExitCode == 2, run.ToString());
+        Assert.Contains(option, run.Error, StringComparison.Ordinal);
     }
 
     [Fact(Timeout = 60_000)]
@@ -154,11 +188,11 @@ public class SampleSmokeTests(ITestOutputHelper output)
 
     private static string[] Fields(string line) => line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
 
-    /// <summary>The estimate printed in the row of <paramref name="mode"/>: mode, processes, estimate, error, time, speedup.</summary>
+    /// <summary>The estimate printed in the row of <paramref name="mode"/>: mode, processes, estimate, error, median time, time range, speedup.</summary>
     private static double Estimate(SampleRunner.Result run, string mode, int processes)
     {
         string[] row = Fields(Assert.Single(run.Lines, line => Fields(line) is [var m, ..] && m == mode));
-        Assert.Equal(6, row.Length);
+        Assert.Equal(7, row.Length);
         Assert.Equal(processes.ToString(CultureInfo.InvariantCulture), row[1]);
         return double.Parse(row[2], CultureInfo.InvariantCulture);
     }

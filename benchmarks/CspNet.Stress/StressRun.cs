@@ -1,7 +1,11 @@
 using System.Diagnostics;
+using System.Globalization;
 using System.Text;
 
-namespace CspNet.Tests.Channels;
+// Shared by the stress command (benchmarks/CspNet.Stress) and the test suite's smaller version
+// (tests/CspNet.Tests/Channels/ChannelStressTests.cs), which links this file. It depends on
+// nothing but CspNet's public API, so that both can compile it.
+namespace CspNet.Stress;
 
 /// <summary>
 /// Pushes a known set of distinct items through one channel with several writers and readers,
@@ -15,7 +19,9 @@ namespace CspNet.Tests.Channels;
 /// in order. A writer whose <c>WriteAsync</c> is cancelled sends the same value again (a cancelled
 /// write delivered nothing); a reader whose <c>ReadAsync</c> is cancelled simply reads again (a
 /// cancelled read took nothing). Readers count each value into <see cref="_counts"/>; at the end
-/// every count must be exactly 1. With a single reader, each writer's values must also arrive in order.
+/// every count must be exactly 1. Each writer's values must also arrive in order: a writer starts
+/// a write only when its previous one has completed, so whatever the number of readers, each
+/// reader must see any one writer's values in increasing order.
 /// </para>
 /// <para>
 /// A party's thread chunks run on a fresh dedicated thread while the party's async method awaits
@@ -36,6 +42,9 @@ internal sealed class StressRun : IDisposable
     /// <summary>Largest number of items a party handles before it switches between thread and async.</summary>
     private const int MaxChunk = 20_000;
 
+    /// <summary>Readers publish how many items they have read in steps of this many.</summary>
+    private const int ProgressStep = 1024;
+
     /// <summary>Mean number of operations between two cancellations a party triggers.</summary>
     private const int CancelEvery = 256;
 
@@ -44,14 +53,15 @@ internal sealed class StressRun : IDisposable
     private readonly int _readers;
     private readonly int _itemsPerWriter;
     private readonly int _seed;
+    private readonly int _maxChunk;
     private readonly int[] _counts;
-    private readonly int[]? _lastFromWriter;
     private readonly CancellationTokenSource[] _tokens;
     private readonly SemaphoreSlim _cancelRequests = new(0);
     private volatile bool _stopCanceller;
     private Exception? _cancellerError;
 
     private long _reads;
+    private long _progress;
     private long _cancelledReads;
     private long _cancelledWrites;
     private long _cancelledWhilePending;
@@ -60,19 +70,26 @@ internal sealed class StressRun : IDisposable
     private long _orderViolations;
     private long _outOfRange;
 
+    /// <summary>Prepares a run; <see cref="RunAsync"/> runs it.</summary>
+    /// <param name="channel">The channel, unused so far; the run poisons it at the end.</param>
+    /// <param name="writers">Writers, 1 unless the channel's writing end may be shared.</param>
+    /// <param name="readers">Readers, 1 unless the channel's reading end may be shared.</param>
+    /// <param name="itemsPerWriter">Items each writer sends.</param>
+    /// <param name="seed">Seed of every random choice (the timing stays random).</param>
     internal StressRun(CspChannel<int> channel, int writers, int readers, int itemsPerWriter, int seed)
     {
+        ArgumentOutOfRangeException.ThrowIfLessThan(writers, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(readers, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(itemsPerWriter, 1);
         _channel = channel;
         _writers = writers;
         _readers = readers;
         _itemsPerWriter = itemsPerWriter;
         _seed = seed;
+
+        // Small runs switch too: every writer runs several chunks, so each has an async one.
+        _maxChunk = Math.Clamp(itemsPerWriter / 4, 1, MaxChunk);
         _counts = new int[checked(writers * itemsPerWriter)];
-        if (readers == 1)
-        {
-            _lastFromWriter = new int[writers];
-            Array.Fill(_lastFromWriter, -1);
-        }
 
         _tokens = new CancellationTokenSource[writers + readers];
         for (int i = 0; i < _tokens.Length; i++)
@@ -82,6 +99,21 @@ internal sealed class StressRun : IDisposable
     }
 
     internal int TotalItems => _counts.Length;
+
+    /// <summary>Items read so far, in steps of a thousand or so: for progress reports while the run goes on.</summary>
+    internal long ItemsRead => Interlocked.Read(ref _progress);
+
+    /// <summary>
+    /// A test hook: changes each value a reader receives before it is checked, so that a test can
+    /// show that <see cref="Failure"/> catches lost, duplicated and reordered items.
+    /// </summary>
+    internal Func<int, int>? Tamper { get; init; }
+
+    /// <summary>Read operations cancelled (each was retried: a cancelled read took nothing).</summary>
+    internal long CancelledReads => Interlocked.Read(ref _cancelledReads);
+
+    /// <summary>Write operations cancelled (each was retried: a cancelled write delivered nothing).</summary>
+    internal long CancelledWrites => Interlocked.Read(ref _cancelledWrites);
 
     public void Dispose()
     {
@@ -128,12 +160,15 @@ internal sealed class StressRun : IDisposable
     }
 
     internal string Statistics =>
-        $"items {TotalItems:N0}, reads {Interlocked.Read(ref _reads):N0}, cancelled reads {_cancelledReads:N0}, cancelled writes {_cancelledWrites:N0} " +
-        $"({_cancelledWhilePending:N0} of them while parked or parking), " +
-        $"thread chunks {_threadChunks:N0}, async chunks {_asyncChunks:N0}, seed {_seed}";
+        $"items {TotalItems:N0}, reads {Interlocked.Read(ref _reads):N0}, cancelled reads {CancelledReads:N0}, cancelled writes {CancelledWrites:N0} " +
+        $"({Interlocked.Read(ref _cancelledWhilePending):N0} of them while parked or parking), " +
+        $"thread chunks {Interlocked.Read(ref _threadChunks):N0}, async chunks {Interlocked.Read(ref _asyncChunks):N0}, seed {_seed}";
 
-    /// <summary>Asserts that every item arrived exactly once (and in order per writer with one reader).</summary>
-    internal void Verify()
+    /// <summary>
+    /// After <see cref="RunAsync"/>: null if every item arrived exactly once and each reader saw
+    /// every writer's items in order, otherwise what went wrong.
+    /// </summary>
+    internal string? Failure()
     {
         var problems = new StringBuilder();
         int missing = 0;
@@ -157,16 +192,32 @@ internal sealed class StressRun : IDisposable
 
             if (missing + duplicated <= 10)
             {
-                problems.Append(System.Globalization.CultureInfo.InvariantCulture, $" item {i} arrived {count} times;");
+                problems.Append(CultureInfo.InvariantCulture, $" item {i} arrived {count} times;");
             }
         }
 
-        Assert.True(
-            missing == 0 && duplicated == 0 && _outOfRange == 0,
-            $"{missing} items lost, {duplicated} items duplicated, {_outOfRange} unknown items.{problems} ({Statistics})");
-        Assert.Equal(TotalItems, _reads);
-        Assert.Equal(0, _orderViolations);
-        Assert.True(_cancelledReads + _cancelledWrites > 0, "Some operations must have been cancelled.");
+        var failures = new List<string>();
+        if (missing != 0 || duplicated != 0 || _outOfRange != 0)
+        {
+            failures.Add($"{missing:N0} items lost, {duplicated:N0} items duplicated, {_outOfRange:N0} unknown items.{problems}");
+        }
+
+        if (Interlocked.Read(ref _reads) != TotalItems)
+        {
+            failures.Add($"the readers read {Interlocked.Read(ref _reads):N0} items, not {TotalItems:N0}.");
+        }
+
+        if (_orderViolations != 0)
+        {
+            failures.Add($"{_orderViolations:N0} times a reader received a writer's item after a later one of the same writer.");
+        }
+
+        if (CancelledReads + CancelledWrites == 0)
+        {
+            failures.Add("no operation was cancelled, but some must have been.");
+        }
+
+        return failures.Count == 0 ? null : $"{string.Join(' ', failures)} ({Statistics})";
     }
 
     private async Task WriterAsync(int writer)
@@ -180,7 +231,7 @@ internal sealed class StressRun : IDisposable
             while (next < end)
             {
                 int from = next;
-                int count = Math.Min(end - next, party.Random.Next(1, MaxChunk + 1));
+                int count = Math.Min(end - next, party.Random.Next(1, _maxChunk + 1));
                 if (threadMode)
                 {
                     Interlocked.Increment(ref _threadChunks);
@@ -236,13 +287,14 @@ internal sealed class StressRun : IDisposable
 
     private async Task ReaderAsync(int reader)
     {
-        var party = new Party(this, _writers + reader, _seed);
+        var party = new Party(this, _writers + reader, _seed) { LastFromWriter = new int[_writers] };
+        Array.Fill(party.LastFromWriter, -1);
         try
         {
             bool threadMode = party.Random.Next(2) == 0;
             while (true)
             {
-                int count = party.Random.Next(1, MaxChunk + 1);
+                int count = party.Random.Next(1, _maxChunk + 1);
                 bool poisoned;
                 if (threadMode)
                 {
@@ -335,7 +387,16 @@ internal sealed class StressRun : IDisposable
 
     private void Record(Party reader, int value)
     {
-        reader.Reads++;
+        if (Tamper is { } tamper)
+        {
+            value = tamper(value);
+        }
+
+        if (++reader.Reads % ProgressStep == 0)
+        {
+            Interlocked.Add(ref _progress, ProgressStep);
+        }
+
         if ((uint)value >= (uint)_counts.Length)
         {
             Interlocked.Increment(ref _outOfRange);
@@ -343,17 +404,16 @@ internal sealed class StressRun : IDisposable
         }
 
         Interlocked.Increment(ref _counts[value]);
-        if (_lastFromWriter is { } last)
-        {
-            // Only one reader: its chunks run one after another, so plain accesses suffice.
-            int writer = value / _itemsPerWriter;
-            if (value <= last[writer])
-            {
-                _orderViolations++;
-            }
 
-            last[writer] = value;
+        // A reader's chunks run one after another, so its own array needs no synchronisation.
+        int[] last = reader.LastFromWriter!;
+        int writer = value / _itemsPerWriter;
+        if (value <= last[writer])
+        {
+            Interlocked.Increment(ref _orderViolations);
         }
+
+        last[writer] = value;
     }
 
     private void CancelLoop()
@@ -396,6 +456,9 @@ internal sealed class StressRun : IDisposable
 
         /// <summary>Values this party has read (a reader's chunks run one after another).</summary>
         internal long Reads { get; set; }
+
+        /// <summary>A reader's last value received from each writer, -1 before the first.</summary>
+        internal int[]? LastFromWriter { get; init; }
 
         internal CancellationToken Token => Volatile.Read(ref run._tokens[index]).Token;
 
