@@ -1,3 +1,5 @@
+using CspNet.Internal;
+
 namespace CspNet;
 
 /// <summary>A channel between any number of writing processes and any number of reading processes.</summary>
@@ -7,14 +9,14 @@ public sealed class Any2AnyChannel<T> : CspChannel<T>
 {
     /// <summary>Creates an unbuffered (rendezvous) channel.</summary>
     public Any2AnyChannel()
-        : base(null, singleReader: false, singleWriter: false, "Any2AnyChannel")
+        : base(null, ChannelShape.Any2Any)
     {
     }
 
     /// <summary>Creates a channel that stores values in <paramref name="buffer"/>.</summary>
     /// <param name="buffer">The buffer; it belongs to this channel from now on and must not be shared.</param>
     public Any2AnyChannel(IBuffer<T> buffer)
-        : base(RequireBuffer(buffer), singleReader: false, singleWriter: false, "Any2AnyChannel")
+        : base(RequireBuffer(buffer), ChannelShape.Any2Any)
     {
     }
 }

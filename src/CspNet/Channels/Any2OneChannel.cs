@@ -1,3 +1,5 @@
+using CspNet.Internal;
+
 namespace CspNet;
 
 /// <summary>A channel between any number of writing processes and one reading process.</summary>
@@ -7,14 +9,14 @@ public sealed class Any2OneChannel<T> : CspChannel<T>
 {
     /// <summary>Creates an unbuffered (rendezvous) channel.</summary>
     public Any2OneChannel()
-        : base(null, singleReader: true, singleWriter: false, "Any2OneChannel")
+        : base(null, ChannelShape.Any2One)
     {
     }
 
     /// <summary>Creates a channel that stores values in <paramref name="buffer"/>.</summary>
     /// <param name="buffer">The buffer; it belongs to this channel from now on and must not be shared.</param>
     public Any2OneChannel(IBuffer<T> buffer)
-        : base(RequireBuffer(buffer), singleReader: true, singleWriter: false, "Any2OneChannel")
+        : base(RequireBuffer(buffer), ChannelShape.Any2One)
     {
     }
 }

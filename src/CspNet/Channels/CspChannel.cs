@@ -35,9 +35,9 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     private ChannelReadEnd<T>? _in;
     private ChannelWriteEnd<T>? _out;
 
-    private protected CspChannel(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
+    private protected CspChannel(IBuffer<T>? buffer, ChannelShape shape)
     {
-        _core = new ChannelCore<T>(buffer, singleReader, singleWriter, kind);
+        _core = new ChannelCore<T>(buffer, shape);
     }
 
     /// <summary>
@@ -45,7 +45,7 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core, sharesChannelSlot: true), null) ?? _in;
+    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core), null) ?? _in;
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
@@ -60,7 +60,7 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// holds nothing in the channel between selections: unused ends are simply collected.
     /// </summary>
     /// <returns>A new reading end.</returns>
-    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core, sharesChannelSlot: false);
+    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core);
 
     /// <summary>Creates a new writing end for one process (its offered value belongs to that process).</summary>
     /// <returns>A new writing end.</returns>
@@ -71,10 +71,12 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
-    public T Read() => _core.Read();
+    public T Read() => _in is { IsHolding: true } own ? own.Read() : _core.Read();
 
     /// <inheritdoc />
-    public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) => _core.ReadAsync(cancellationToken);
+    /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
+    public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) =>
+        _in is { IsHolding: true } own ? own.ReadAsync(cancellationToken) : _core.ReadAsync(cancellationToken);
 
     /// <inheritdoc />
     public void Write(T value) => _core.Write(value);

@@ -1,3 +1,5 @@
+using CspNet.Internal;
+
 namespace CspNet;
 
 /// <summary>A channel between one writing process and any number of reading processes.</summary>
@@ -7,14 +9,14 @@ public sealed class One2AnyChannel<T> : CspChannel<T>
 {
     /// <summary>Creates an unbuffered (rendezvous) channel.</summary>
     public One2AnyChannel()
-        : base(null, singleReader: false, singleWriter: true, "One2AnyChannel")
+        : base(null, ChannelShape.One2Any)
     {
     }
 
     /// <summary>Creates a channel that stores values in <paramref name="buffer"/>.</summary>
     /// <param name="buffer">The buffer; it belongs to this channel from now on and must not be shared.</param>
     public One2AnyChannel(IBuffer<T> buffer)
-        : base(RequireBuffer(buffer), singleReader: false, singleWriter: true, "One2AnyChannel")
+        : base(RequireBuffer(buffer), ChannelShape.One2Any)
     {
     }
 }

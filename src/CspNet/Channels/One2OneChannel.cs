@@ -1,3 +1,5 @@
+using CspNet.Internal;
+
 namespace CspNet;
 
 /// <summary>A channel between one writing process and one reading process.</summary>
@@ -7,14 +9,14 @@ public sealed class One2OneChannel<T> : CspChannel<T>
 {
     /// <summary>Creates an unbuffered (rendezvous) channel.</summary>
     public One2OneChannel()
-        : base(null, singleReader: true, singleWriter: true, "One2OneChannel")
+        : base(null, ChannelShape.One2One)
     {
     }
 
     /// <summary>Creates a channel that stores values in <paramref name="buffer"/>.</summary>
     /// <param name="buffer">The buffer; it belongs to this channel from now on and must not be shared.</param>
     public One2OneChannel(IBuffer<T> buffer)
-        : base(RequireBuffer(buffer), singleReader: true, singleWriter: true, "One2OneChannel")
+        : base(RequireBuffer(buffer), ChannelShape.One2One)
     {
     }
 }

@@ -121,18 +121,12 @@ internal sealed partial class ChannelCore<T>
     internal void DisableInput(ChannelReadEnd<T> end)
     {
         SelectionWaiter<T> node = end.Node;
-        if (node.Selection is null)
+        if (!WithdrawIfArmed(node))
         {
             return;
         }
 
-        lock (_lock)
-        {
-            _readers.Remove(node);
-            AssertInvariants();
-        }
-
-        // The claim (under the lock) happened before the removal above: its hand-over is visible.
+        // The claim (under the lock) happened before the removal: its hand-over is visible.
         if (node.WasClaimed)
         {
             if (node.Error is not null)
@@ -248,15 +242,9 @@ internal sealed partial class ChannelCore<T>
     internal void DisableOutput(ChannelWriteEnd<T> end)
     {
         SelectionWaiter<T> node = end.Node;
-        if (node.Selection is null)
+        if (!WithdrawIfArmed(node))
         {
             return;
-        }
-
-        lock (_lock)
-        {
-            _writers.Remove(node);
-            AssertInvariants();
         }
 
         if (node.WasClaimed && node.Error is { } error)
@@ -265,5 +253,30 @@ internal sealed partial class ChannelCore<T>
         }
 
         node.Disarm();
+    }
+
+    /// <summary>Takes an armed selection waiter out of its queue (if a partner has not already); false if it was not armed.</summary>
+    private bool WithdrawIfArmed(SelectionWaiter<T> node)
+    {
+        if (node.Selection is null)
+        {
+            return false;
+        }
+
+        lock (_lock)
+        {
+            if (node.IsReader)
+            {
+                _readers.Remove(node);
+            }
+            else
+            {
+                _writers.Remove(node);
+            }
+
+            AssertInvariants();
+        }
+
+        return true;
     }
 }

@@ -45,19 +45,12 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     private AsyncWaiter<T>? _cachedReader;
     private AsyncWaiter<T>? _cachedWriter;
 
-    /// <summary>
-    /// The value a selection took through the channel's own reading end (<see cref="CspChannel{T}.In"/>),
-    /// shared with the channel object so that the next read returns it whichever of the two it is
-    /// called on.
-    /// </summary>
-    internal HeldValue<T> Held;
-
-    internal ChannelCore(IBuffer<T>? buffer, bool singleReader, bool singleWriter, string kind)
+    internal ChannelCore(IBuffer<T>? buffer, ChannelShape shape)
     {
         _buffer = buffer;
-        _singleReader = singleReader;
-        _singleWriter = singleWriter;
-        _kindName = kind;
+        _singleReader = shape.HasSingleReader();
+        _singleWriter = shape.HasSingleWriter();
+        _kindName = shape.ClassName();
     }
 
     // Composed only when an exception needs it: a per-channel name string would cost every
@@ -76,11 +69,6 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
     internal T Read()
     {
-        if (Held.IsHolding && Held.TryTake(out T held, out bool poisoned))
-        {
-            return poisoned ? throw ThrowHelper.CreatePoisoned(Kind) : held;
-        }
-
         SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
         if (ReadLocked(waiter, out T item, out Waiter<T>? partner) is null)
         {
@@ -113,11 +101,6 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled<T>(cancellationToken);
-        }
-
-        if (Held.IsHolding && Held.TryTake(out T held, out bool poisoned))
-        {
-            return poisoned ? ValueTask.FromException<T>(ThrowHelper.CreatePoisoned(Kind)) : new ValueTask<T>(held);
         }
 
         // Without a token the waiter is rented inside the critical section, only if it must park;

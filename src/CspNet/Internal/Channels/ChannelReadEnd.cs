@@ -7,17 +7,20 @@ namespace CspNet.Internal;
 /// <summary>
 /// The reading end of a channel for one process, and its input guard. A selection that chooses
 /// it takes the value at once and keeps it in a hand-over slot for the process's next read. The
-/// channel's own end (<see cref="CspChannel{T}.In"/>) shares its slot with the channel object, so
-/// that read may be made on either; an end from <see cref="CspChannel{T}.CreateIn"/> has its own.
+/// channel object reads through the slot of its own end (<see cref="CspChannel{T}.In"/>) first, so
+/// that read may be made on either.
 /// </summary>
-internal sealed class ChannelReadEnd<T>(ChannelCore<T> core, bool sharesChannelSlot) : AltingChannelIn<T>
+internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T>
 {
     private HeldValue<T> _held;
     private SelectionWaiter<T>? _node;
-    private SelectionActivity? _lastSelection;
+    private EndBinding _binding;
 
-    /// <summary>The hand-over slot: the channel's for its own end, else this end's.</summary>
-    internal ref HeldValue<T> Slot => ref sharesChannelSlot ? ref core.Held : ref _held;
+    /// <summary>The hand-over slot.</summary>
+    internal ref HeldValue<T> Slot => ref _held;
+
+    /// <summary>Whether a selection took a value (or poison) that no read has taken yet.</summary>
+    internal bool IsHolding => _held.IsHolding;
 
     /// <summary>The waiter this end parks while its alternation waits (made on first need).</summary>
     internal SelectionWaiter<T> Node => _node ??= new SelectionWaiter<T>();
@@ -46,19 +49,13 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core, bool sharesChannelS
 
     public override void Poison() => core.Poison();
 
-    /// <summary>
-    /// Records, under the channel lock, which alternation uses the end; a second alternation that
-    /// is selecting at the same time is a misuse (two processes on one end) and is refused.
-    /// </summary>
+    /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
-        SelectionActivity activity = selection.Activity;
-        if (_lastSelection is { } other && other != activity && other.IsActive)
+        if (!_binding.TryBindLocked(selection))
         {
             ThrowHelper.ThrowEndInOtherSelection(core.Kind);
         }
-
-        _lastSelection = activity;
     }
 
     protected internal override bool TryCommit(GuardSite site) => core.TryCommitInput(this, ((GuardSlot)site).Core);

@@ -9,7 +9,7 @@ namespace CspNet.Internal;
 internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut<T>
 {
     private SelectionWaiter<T>? _node;
-    private SelectionActivity? _lastSelection;
+    private EndBinding _binding;
     private T? _value;
     private bool _hasOffer;
 
@@ -36,16 +36,13 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
 
     public override void Poison() => core.Poison();
 
-    /// <inheritdoc cref="ChannelReadEnd{T}.BindLocked"/>
+    /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
-        SelectionActivity activity = selection.Activity;
-        if (_lastSelection is { } other && other != activity && other.IsActive)
+        if (!_binding.TryBindLocked(selection))
         {
             ThrowHelper.ThrowEndInOtherSelection(core.Kind);
         }
-
-        _lastSelection = activity;
     }
 
     protected internal override bool Prepare(GuardSite site)
