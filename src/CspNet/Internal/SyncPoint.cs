@@ -69,7 +69,10 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         WakeAll(released);
     }
 
-    /// <summary>Async arrival: parks no thread.</summary>
+    /// <summary>
+    /// Async arrival: parks no thread. Every failure (poison, cancellation, misuse rejected by
+    /// <see cref="ArriveLocked"/>) is reported through the returned task, never thrown.
+    /// </summary>
     internal ValueTask ArriveAsync(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
@@ -119,10 +122,9 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         }
 
     Rejected:
-        // Misuse is reported by throwing, as the blocking form does.
+        // Misuse is reported through the returned task, as poison and cancellation are.
         waiter.Discard();
-        System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(rejection);
-        return default;
+        return ValueTask.FromException(rejection);
 
     Poisoned:
         waiter.Discard();
