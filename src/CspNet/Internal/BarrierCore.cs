@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 
 namespace CspNet.Internal;
 
@@ -21,6 +22,12 @@ internal sealed class BarrierCore : SyncPoint
             }
         }
     }
+
+    /// <summary>
+    /// State for the debugger, read without the lock: a debugger evaluates it while every thread
+    /// is frozen, perhaps one that holds the lock. The numbers may be a moment apart.
+    /// </summary>
+    internal string DebuggerDisplay => $"Enrolled = {Volatile.Read(ref _enrolled)}, Waiting = {ParkedCount}, Poisoned = {Poisoned}";
 
     internal int Waiting
     {

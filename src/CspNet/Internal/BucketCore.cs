@@ -16,6 +16,9 @@ internal sealed class BucketCore : SyncPoint
         }
     }
 
+    /// <summary>State for the debugger, read without the lock (see <see cref="BarrierCore.DebuggerDisplay"/>).</summary>
+    internal string DebuggerDisplay => $"Holding = {ParkedCount}, Poisoned = {Poisoned}";
+
     internal int Flush()
     {
         Waiter<bool>? released;
