@@ -155,9 +155,11 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <returns>A task that completes when every process has ended.</returns>
     /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
     /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
+    /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public Task RunAsync(CancellationToken cancellationToken = default)
     {
         Entry[] processes;
+        CSPThreadPool pool = _threadPool;
         lock (_lock)
         {
             if (_running)
@@ -170,17 +172,31 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
                 return Task.CompletedTask;
             }
 
-            _running = true;
             processes = [.. _processes];
+            if (Array.Exists(processes, static entry => entry.Thread is not null))
+            {
+                // Refused before anything starts, so that no process of a half-started run is left behind.
+                pool.ThrowIfDisposed();
+            }
+
+            _running = true;
         }
 
         var run = new ParallelRun(processes.Length, this, ExecutionContext.Capture());
-        CSPThreadPool pool = _threadPool;
         foreach (Entry entry in processes)
         {
             if (entry.Thread is { } threadProcess)
             {
-                pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+                try
+                {
+                    pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+                }
+                catch (ObjectDisposedException exception)
+                {
+                    // The pool was disposed after the check above: this process cannot start.
+                    run.AddError(exception);
+                    run.ProcessEnded();
+                }
             }
             else
             {
@@ -294,7 +310,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             ProcessEnded();
         }
 
-        private void AddError(Exception exception)
+        internal void AddError(Exception exception)
         {
             lock (_errors)
             {
