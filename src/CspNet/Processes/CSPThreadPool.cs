@@ -234,7 +234,9 @@ public sealed class CSPThreadPool : IDisposable
 
         internal int StackSize { get; }
 
-        internal void Start() => _thread.Start();
+        // Not Start(): that would make the creating caller's execution context the thread's own
+        // for its whole life. Each process runs in the context its Parallel gives it.
+        internal void Start() => _thread.UnsafeStart();
 
         internal void Assign(Action work, Action ended, ThreadPriority priority)
         {

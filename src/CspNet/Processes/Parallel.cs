@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Internal.Processes;
 
 namespace CspNet;
 
@@ -182,7 +183,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             _running = true;
         }
 
-        var run = new ParallelRun(processes.Length, this, ExecutionContext.Capture());
+        var run = new ParallelRun(processes.Length, this, RunContexts.Capture());
         foreach (Entry entry in processes)
         {
             if (entry.Thread is { } threadProcess)
@@ -233,12 +234,13 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
 
     /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
-    private sealed class ParallelRun(int count, Parallel owner, ExecutionContext? context)
+    private sealed class ParallelRun(int count, Parallel owner, RunContexts contexts)
     {
         private static readonly ContextCallback s_runThreadProcess = static state => ((ICSPProcess)state!).Run();
 
         private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly List<Exception> _errors = [];
+        private readonly RunContexts _contexts = contexts;
         private int _remaining = count;
 
         internal Task Completion => _completion.Task;
@@ -247,15 +249,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         {
             try
             {
-                // Processes see the caller's AsyncLocal values and culture, as tasks do.
-                if (context is null)
-                {
-                    process.Run();
-                }
-                else
-                {
-                    ExecutionContext.Run(context, s_runThreadProcess, process);
-                }
+                // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
+                // restores the pool thread's own context afterwards, so nothing the process set
+                // is seen by the next process on this thread.
+                ExecutionContext.Run(_contexts.ThreadProcesses, s_runThreadProcess, process);
             }
 #pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
             catch (Exception exception)
@@ -268,11 +265,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         internal void StartAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken) =>
             // Start on the thread pool so that a process that computes before its first await
             // does not run to completion on the caller's thread, serialising the others.
-            // QueueUserWorkItem flows the caller's execution context (AsyncLocal values, culture).
-            System.Threading.ThreadPool.QueueUserWorkItem(
-                static state => _ = state.Run.RunAsyncProcess(state.Process, state.Token),
-                (Run: this, Process: process, Token: cancellationToken),
-                preferLocal: false);
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(new AsyncProcessStart(this, process, cancellationToken), preferLocal: false);
 
         internal void ProcessEnded()
         {
@@ -316,6 +309,16 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             {
                 _errors.Add(exception);
             }
+        }
+
+        /// <summary>Starts one async process on the thread pool, in the run's context for async processes.</summary>
+        private sealed class AsyncProcessStart(ParallelRun run, IAsyncCSPProcess process, CancellationToken cancellationToken) : IThreadPoolWorkItem
+        {
+            private static readonly ContextCallback s_start = static state => ((AsyncProcessStart)state!).Start();
+
+            public void Execute() => ExecutionContext.Run(run._contexts.AsyncProcesses, s_start, this);
+
+            private void Start() => _ = run.RunAsyncProcess(process, cancellationToken);
         }
     }
 }
