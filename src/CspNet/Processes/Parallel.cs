@@ -16,9 +16,13 @@ namespace CspNet;
 /// <remarks>
 /// <para>
 /// Failure: a process that throws never vanishes silently. The others keep running (CSP has no
-/// way to stop a process from outside); when all have ended, <see cref="Run"/> and
-/// <see cref="RunAsync"/> throw an <see cref="AggregateException"/> holding every process's
-/// exception. To make the others end, a failing process poisons its channels (in a
+/// way to stop a process from outside); when all have ended, <see cref="Run"/> throws one
+/// <see cref="AggregateException"/> holding every process's exception, and the task of
+/// <see cref="RunAsync"/> faults with all of them in its <see cref="Task.Exception"/>, as
+/// <see cref="Task.WhenAll(Task[])"/> does. Exceptions are never nested: a failed nested
+/// <see cref="Parallel"/> contributes each of its processes' exceptions. A run whose token was
+/// cancelled and whose every exception is an <see cref="OperationCanceledException"/> ends
+/// canceled. To make the others end, a failing process poisons its channels (in a
 /// <c>catch</c> or <c>finally</c>); processes blocked on them then get
 /// <see cref="PoisonException"/>, poison their own channels in turn, and the network winds down.
 /// </para>
@@ -145,16 +149,35 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <summary>
     /// Runs every process and blocks until all have ended.
     /// </summary>
-    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
+    /// <exception cref="AggregateException">
+    /// One or more processes threw. Its <see cref="AggregateException.InnerExceptions"/> hold every
+    /// process's exception, not nested: all the exceptions of a failed nested <see cref="Parallel"/>
+    /// (or of any async process whose task holds several) appear there directly.
+    /// </exception>
     /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
-    public void Run() => RunAsync(CancellationToken.None).GetAwaiter().GetResult();
+    /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
+    public void Run()
+    {
+        Task run = RunAsync(CancellationToken.None);
+        run.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing).GetAwaiter().GetResult();
+        if (run.Exception is { } error)
+        {
+            // One exception holding them all; GetResult would rethrow only the first.
+            throw new AggregateException("One or more processes of the Parallel threw.", error.InnerExceptions);
+        }
+    }
 
     /// <summary>
     /// Runs every process and completes when all have ended, holding no thread while it waits.
     /// </summary>
     /// <param name="cancellationToken">Passed to every async process; thread processes do not see it.</param>
-    /// <returns>A task that completes when every process has ended.</returns>
-    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
+    /// <returns>
+    /// A task that completes when every process has ended. If one or more processes threw, it is
+    /// faulted and its <see cref="Task.Exception"/> holds every process's exception directly, as
+    /// <see cref="Task.WhenAll(Task[])"/> does (<c>await</c> rethrows the first of them). If
+    /// <paramref name="cancellationToken"/> was cancelled and every exception is an
+    /// <see cref="OperationCanceledException"/>, it is canceled instead.
+    /// </returns>
     /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
     /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public Task RunAsync(CancellationToken cancellationToken = default)
@@ -183,7 +206,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             _running = true;
         }
 
-        var run = new ParallelRun(processes.Length, this, RunContexts.Capture());
+        var run = new ParallelRun(processes.Length, this, RunContexts.Capture(), cancellationToken);
         foreach (Entry entry in processes)
         {
             if (entry.Thread is { } threadProcess)
@@ -201,7 +224,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             }
             else
             {
-                run.StartAsyncProcess(entry.Async!, cancellationToken);
+                run.StartAsyncProcess(entry.Async!);
             }
         }
 
@@ -234,7 +257,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
 
     /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
-    private sealed class ParallelRun(int count, Parallel owner, RunContexts contexts)
+    private sealed class ParallelRun(int count, Parallel owner, RunContexts contexts, CancellationToken cancellationToken)
     {
         private static readonly ContextCallback s_runThreadProcess = static state => ((ICSPProcess)state!).Run();
 
@@ -262,10 +285,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             }
         }
 
-        internal void StartAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken) =>
+        internal void StartAsyncProcess(IAsyncCSPProcess process) =>
             // Start on the thread pool so that a process that computes before its first await
             // does not run to completion on the caller's thread, serialising the others.
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(new AsyncProcessStart(this, process, cancellationToken), preferLocal: false);
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(new AsyncProcessStart(this, process), preferLocal: false);
 
         internal void ProcessEnded()
         {
@@ -274,33 +297,21 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
                 return;
             }
 
+            // Every process has ended, so every error has been added: no lock needed.
             owner.EndRun();
             if (_errors.Count == 0)
             {
                 _completion.SetResult();
             }
+            else if (cancellationToken.IsCancellationRequested && _errors.TrueForAll(static e => e is OperationCanceledException))
+            {
+                _completion.SetCanceled(cancellationToken);
+            }
             else
             {
-                // One AggregateException as the single fault, so that both Run() and await
-                // surface every process's exception, not just the first.
-                _completion.SetException(new AggregateException("One or more processes of the Parallel threw.", _errors));
+                // Each exception directly in the task's AggregateException, as Task.WhenAll does.
+                _completion.SetException(_errors);
             }
-        }
-
-        private async Task RunAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken)
-        {
-            try
-            {
-                await process.RunAsync(cancellationToken).ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // Collected and rethrown by Run.
-            catch (Exception exception)
-#pragma warning restore CA1031
-            {
-                AddError(exception);
-            }
-
-            ProcessEnded();
         }
 
         internal void AddError(Exception exception)
@@ -311,14 +322,53 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             }
         }
 
+        private async Task RunAsyncProcess(IAsyncCSPProcess process)
+        {
+            Task? task = null;
+            try
+            {
+                task = process.RunAsync(cancellationToken) ?? throw NullTaskError(process);
+                await task.ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // Collected and rethrown by Run.
+            catch (Exception exception)
+#pragma warning restore CA1031
+            {
+                if (task is { Exception: { } taskError })
+                {
+                    // await rethrew only the first; a nested Parallel (or Task.WhenAll) holds more.
+                    lock (_errors)
+                    {
+                        _errors.AddRange(taskError.InnerExceptions);
+                    }
+                }
+                else
+                {
+                    AddError(exception);
+                }
+            }
+
+            ProcessEnded();
+        }
+
+        private static InvalidOperationException NullTaskError(IAsyncCSPProcess process)
+        {
+            string name = process is AsyncDelegateProcess body
+                ? $"The async process delegate {body.Name}"
+                : $"The async process {process.GetType().FullName}";
+            return new InvalidOperationException(
+                $"{name} returned null from RunAsync. An async process must return a Task: " +
+                "make RunAsync an async method, or return Task.CompletedTask when it has nothing to do.");
+        }
+
         /// <summary>Starts one async process on the thread pool, in the run's context for async processes.</summary>
-        private sealed class AsyncProcessStart(ParallelRun run, IAsyncCSPProcess process, CancellationToken cancellationToken) : IThreadPoolWorkItem
+        private sealed class AsyncProcessStart(ParallelRun run, IAsyncCSPProcess process) : IThreadPoolWorkItem
         {
             private static readonly ContextCallback s_start = static state => ((AsyncProcessStart)state!).Start();
 
             public void Execute() => ExecutionContext.Run(run._contexts.AsyncProcesses, s_start, this);
 
-            private void Start() => _ = run.RunAsyncProcess(process, cancellationToken);
+            private void Start() => _ = run.RunAsyncProcess(process);
         }
     }
 }

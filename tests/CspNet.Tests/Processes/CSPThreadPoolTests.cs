@@ -152,7 +152,7 @@ public class CSPThreadPoolTests
             throw new InvalidOperationException("process failure");
         });
 
-        await Assert.ThrowsAsync<AggregateException>(() => failing.RunAsync());
+        await Assert.ThrowsAsync<InvalidOperationException>(() => failing.RunAsync());
 
         Assert.Equal(1, pool.ThreadCount);
         Assert.Equal(1, pool.IdleCount);
