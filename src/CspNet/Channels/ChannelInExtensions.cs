@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Threading;
+using CspNet.Internal.Processes;
 
 namespace CspNet;
 
@@ -31,9 +32,13 @@ public static class ChannelInExtensions
     /// <param name="input">The reading end.</param>
     /// <returns>The values read, in order.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="input"/> is null.</exception>
+    /// <exception cref="InvalidOperationException">
+    /// Called inside an async process, whose thread it would block: use <see cref="ReadAllAsync{T}"/>.
+    /// </exception>
     public static IEnumerable<T> ReadAll<T>(this IChannelIn<T> input)
     {
         ArgumentNullException.ThrowIfNull(input);
+        ProcessContext.ThrowIfBlockingInAsyncProcess("ReadAll()", "await foreach (var item in ReadAllAsync())");
         return ReadAllIterator(input);
     }
 

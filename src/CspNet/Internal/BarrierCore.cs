@@ -12,6 +12,10 @@ internal sealed class BarrierCore : SyncPoint
 
     protected override string Kind => "Barrier";
 
+    protected override string BlockingCall => "Sync()";
+
+    protected override string AsyncTwin => "SyncAsync()";
+
     internal int Enrolled
     {
         get

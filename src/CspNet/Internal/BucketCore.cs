@@ -5,6 +5,10 @@ internal sealed class BucketCore : SyncPoint
 {
     protected override string Kind => "Bucket";
 
+    protected override string BlockingCall => "Fall()";
+
+    protected override string AsyncTwin => "FallAsync()";
+
     internal int Holding
     {
         get

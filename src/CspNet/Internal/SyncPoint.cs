@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Internal.Processes;
 
 namespace CspNet.Internal;
 
@@ -33,6 +34,12 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Name used in exception messages.</summary>
     protected abstract string Kind { get; }
 
+    /// <summary>The public blocking arrival, for the error when it is called in an async process: <c>"Sync()"</c>.</summary>
+    protected abstract string BlockingCall { get; }
+
+    /// <summary>The public async arrival to use instead: <c>"SyncAsync()"</c>.</summary>
+    protected abstract string AsyncTwin { get; }
+
     /// <summary>
     /// Called under <see cref="Gate"/> when a process arrives. Returns true if it must park;
     /// false if it passes, in which case <paramref name="released"/> may hold parked processes
@@ -48,6 +55,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Blocking arrival.</summary>
     internal void Arrive()
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess(BlockingCall, AsyncTwin);
         SyncWaiter<bool> waiter;
         Waiter<bool>? released;
         lock (Gate)

@@ -27,6 +27,13 @@ namespace CspNet;
 /// <see cref="PoisonException"/>, poison their own channels in turn, and the network winds down.
 /// </para>
 /// <para>
+/// Context: every process starts with the execution context (AsyncLocal values, culture) of the
+/// <see cref="RunAsync"/> caller, or a clean one if the caller suppressed its flow, and nothing a
+/// thread process sets is seen by the next process on its pool thread. Async processes are marked
+/// as such, so that CspNet's blocking calls made inside them throw instead of blocking a
+/// thread-pool thread (see <see cref="IAsyncCSPProcess"/>); thread processes are not.
+/// </para>
+/// <para>
 /// A <see cref="Parallel"/> can be run again once a run has finished; runs may not overlap.
 /// It is itself a process of both kinds, so parallels nest.
 /// </para>
@@ -154,10 +161,14 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     /// process's exception, not nested: all the exceptions of a failed nested <see cref="Parallel"/>
     /// (or of any async process whose task holds several) appear there directly.
     /// </exception>
-    /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
+    /// <exception cref="InvalidOperationException">
+    /// This parallel is already running; or the caller is itself an async process, whose thread
+    /// this would block (use <see cref="RunAsync"/>).
+    /// </exception>
     /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public void Run()
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Run()", "RunAsync()");
         Task run = RunAsync(CancellationToken.None);
         run.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing).GetAwaiter().GetResult();
         if (run.Exception is { } error)

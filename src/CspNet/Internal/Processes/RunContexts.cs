@@ -5,7 +5,9 @@ namespace CspNet.Internal.Processes;
 
 /// <summary>
 /// The execution contexts (AsyncLocal values, culture) in which one <see cref="Parallel"/> run
-/// starts its processes: captured once per run, shared by all its processes.
+/// starts its processes: captured once per run, shared by all its processes. The one for async
+/// processes carries the mark <see cref="ProcessContext"/> reads; the one for thread processes
+/// does not.
 /// </summary>
 /// <remarks>
 /// A process starts with the context of the <see cref="Parallel.RunAsync"/> caller, or, if the
@@ -18,13 +20,30 @@ namespace CspNet.Internal.Processes;
 /// <param name="ThreadProcesses">The context thread processes start in.</param>
 internal readonly record struct RunContexts(ExecutionContext AsyncProcesses, ExecutionContext ThreadProcesses)
 {
+    private static readonly AsyncLocal<bool> s_inAsyncProcess = new();
     private static StrongBox<RunContexts>? s_clean;
 
-    /// <summary>Captures the contexts for a run started by the calling code.</summary>
+    /// <summary>Whether the calling code runs in the context of an async process started by a <see cref="Parallel"/>.</summary>
+    internal static bool InAsyncProcess => s_inAsyncProcess.Value;
+
+    /// <summary>
+    /// Captures the contexts for a run started by the calling code. One of the two is the
+    /// caller's own context; the other is a copy with the mark flipped, the only allocation.
+    /// </summary>
     internal static RunContexts Capture()
     {
         ExecutionContext? caller = ExecutionContext.Capture();
-        return caller is null ? Clean() : new RunContexts(caller, caller);
+        if (caller is null)
+        {
+            return Clean();
+        }
+
+        // Flip the mark on this thread, capture, and put the caller's context back exactly.
+        bool callerInAsyncProcess = s_inAsyncProcess.Value;
+        s_inAsyncProcess.Value = !callerInAsyncProcess;
+        ExecutionContext flipped = ExecutionContext.Capture()!;
+        ExecutionContext.Restore(caller);
+        return callerInAsyncProcess ? new RunContexts(caller, flipped) : new RunContexts(flipped, caller);
     }
 
     /// <summary>The contexts for a run whose caller suppressed flow: built from a clean context, once.</summary>
