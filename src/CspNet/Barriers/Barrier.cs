@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
@@ -24,6 +25,7 @@ namespace CspNet;
 /// </para>
 /// <para>Thread-safety: all members are safe to call from any thread.</para>
 /// </remarks>
+[DebuggerDisplay("{DebuggerDisplay,nq}")]
 public sealed class Barrier : IPoisonable
 {
     private readonly BarrierCore _core;
@@ -66,4 +68,7 @@ public sealed class Barrier : IPoisonable
 
     /// <inheritdoc />
     public void Poison() => _core.Poison();
+
+    /// <summary>Enrolled, waiting and poisoned, without taking the lock (a debugger may have frozen its holder).</summary>
+    private string DebuggerDisplay => _core.DebuggerDisplay;
 }

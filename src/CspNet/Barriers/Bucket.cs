@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
@@ -18,6 +19,7 @@ namespace CspNet;
 /// </para>
 /// <para>Thread-safety: all members are safe to call from any thread.</para>
 /// </remarks>
+[DebuggerDisplay("{DebuggerDisplay,nq}")]
 public sealed class Bucket : IPoisonable
 {
     private readonly BucketCore _core = new();
@@ -42,4 +44,7 @@ public sealed class Bucket : IPoisonable
 
     /// <inheritdoc />
     public void Poison() => _core.Poison();
+
+    /// <summary>Holding and poisoned, without taking the lock (a debugger may have frozen its holder).</summary>
+    private string DebuggerDisplay => _core.DebuggerDisplay;
 }

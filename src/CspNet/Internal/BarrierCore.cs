@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 
 namespace CspNet.Internal;
 
@@ -11,6 +12,10 @@ internal sealed class BarrierCore : SyncPoint
 
     protected override string Kind => "Barrier";
 
+    protected override string BlockingCall => "Sync()";
+
+    protected override string AsyncTwin => "SyncAsync()";
+
     internal int Enrolled
     {
         get
@@ -21,6 +26,12 @@ internal sealed class BarrierCore : SyncPoint
             }
         }
     }
+
+    /// <summary>
+    /// State for the debugger, read without the lock: a debugger evaluates it while every thread
+    /// is frozen, perhaps one that holds the lock. The numbers may be a moment apart.
+    /// </summary>
+    internal string DebuggerDisplay => $"Enrolled = {Volatile.Read(ref _enrolled)}, Waiting = {ParkedCount}, Poisoned = {Poisoned}";
 
     internal int Waiting
     {

@@ -5,6 +5,10 @@ internal sealed class BucketCore : SyncPoint
 {
     protected override string Kind => "Bucket";
 
+    protected override string BlockingCall => "Fall()";
+
+    protected override string AsyncTwin => "FallAsync()";
+
     internal int Holding
     {
         get
@@ -15,6 +19,9 @@ internal sealed class BucketCore : SyncPoint
             }
         }
     }
+
+    /// <summary>State for the debugger, read without the lock (see <see cref="BarrierCore.DebuggerDisplay"/>).</summary>
+    internal string DebuggerDisplay => $"Holding = {ParkedCount}, Poisoned = {Poisoned}";
 
     internal int Flush()
     {

@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Internal.Processes;
 
 namespace CspNet.Internal;
 
@@ -33,6 +34,12 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Name used in exception messages.</summary>
     protected abstract string Kind { get; }
 
+    /// <summary>The public blocking arrival, for the error when it is called in an async process: <c>"Sync()"</c>.</summary>
+    protected abstract string BlockingCall { get; }
+
+    /// <summary>The public async arrival to use instead: <c>"SyncAsync()"</c>.</summary>
+    protected abstract string AsyncTwin { get; }
+
     /// <summary>
     /// Called under <see cref="Gate"/> when a process arrives. Returns true if it must park;
     /// false if it passes, in which case <paramref name="released"/> may hold parked processes
@@ -48,6 +55,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Blocking arrival.</summary>
     internal void Arrive()
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess(BlockingCall, AsyncTwin);
         SyncWaiter<bool> waiter;
         Waiter<bool>? released;
         lock (Gate)
@@ -69,7 +77,10 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         WakeAll(released);
     }
 
-    /// <summary>Async arrival: parks no thread.</summary>
+    /// <summary>
+    /// Async arrival: parks no thread. Every failure (poison, cancellation, misuse rejected by
+    /// <see cref="ArriveLocked"/>) is reported through the returned task, never thrown.
+    /// </summary>
     internal ValueTask ArriveAsync(CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
@@ -119,10 +130,9 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         }
 
     Rejected:
-        // Misuse is reported by throwing, as the blocking form does.
+        // Misuse is reported through the returned task, as poison and cancellation are.
         waiter.Discard();
-        System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(rejection);
-        return default;
+        return ValueTask.FromException(rejection);
 
     Poisoned:
         waiter.Discard();

@@ -16,9 +16,13 @@ namespace CspNet;
 /// size (<see cref="MaxStackSize"/>: many frugal processes fit in less memory) and each process's
 /// priority. Pool threads are background threads: they do not keep the application alive.
 /// </para>
+/// <para>
+/// <see cref="Dispose"/> ends the pool's threads: idle ones at once, busy ones as soon as their
+/// process ends. <see cref="Default"/> is shared and cannot be disposed.
+/// </para>
 /// <para>Thread-safety: all members are safe to call from any thread.</para>
 /// </remarks>
-public sealed class CSPThreadPool
+public sealed class CSPThreadPool : IDisposable
 {
     private readonly Lock _lock = new();
     private readonly Stack<PooledThread> _idle = new();
@@ -26,6 +30,7 @@ public sealed class CSPThreadPool
     private int _threadCount;
     private int _busyCount;
     private int _nextId;
+    private bool _disposed;
 
     /// <summary>Creates a pool whose threads get the runtime's default stack size.</summary>
     public CSPThreadPool()
@@ -109,16 +114,51 @@ public sealed class CSPThreadPool
     }
 
     /// <summary>
+    /// Ends the pool's threads: idle threads at once; a thread running a process when its process
+    /// ends. Processes already running are not disturbed. Starting a process afterwards (running a
+    /// <see cref="Parallel"/> whose <see cref="Parallel.ThreadPool"/> is this pool) throws
+    /// <see cref="ObjectDisposedException"/>. Calling it again does nothing.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">This is <see cref="Default"/>, which every <see cref="Parallel"/> shares.</exception>
+    public void Dispose()
+    {
+        if (ReferenceEquals(this, Default))
+        {
+            throw new InvalidOperationException(
+                "CSPThreadPool.Default is shared by every Parallel that was not given a pool of its own, so it cannot be disposed. " +
+                "Call Release() to end its idle threads, or give your Parallels a pool you create (and dispose).");
+        }
+
+        lock (_lock)
+        {
+            _disposed = true;
+        }
+
+        Release();
+    }
+
+    /// <summary>Throws if the pool is disposed: checked by <see cref="Parallel"/> before it starts any process.</summary>
+    internal void ThrowIfDisposed()
+    {
+        lock (_lock)
+        {
+            ThrowIfDisposedLocked();
+        }
+    }
+
+    /// <summary>
     /// Runs <paramref name="work"/> on a pool thread at <paramref name="priority"/>, then puts the
     /// thread back in the pool, then calls <paramref name="ended"/> on it. Neither may throw;
     /// <see cref="Parallel"/> wraps each process so that it does not.
     /// </summary>
+    /// <exception cref="ObjectDisposedException">The pool is disposed.</exception>
     internal void Start(Action work, Action ended, ThreadPriority priority)
     {
         PooledThread? thread;
         int stackSize;
         lock (_lock)
         {
+            ThrowIfDisposedLocked();
             _idle.TryPop(out thread);
             stackSize = _maxStackSize;
             _busyCount++;
@@ -146,15 +186,26 @@ public sealed class CSPThreadPool
         lock (_lock)
         {
             _busyCount--;
-            if (thread.StackSize == _maxStackSize)
+            if (!_disposed && thread.StackSize == _maxStackSize)
             {
                 _idle.Push(thread);
                 return;
             }
         }
 
-        // The stack size changed while it ran: this thread no longer fits the pool.
+        // The pool was disposed, or the stack size changed, while it ran: the thread is not kept.
         thread.Exit();
+    }
+
+    private void ThrowIfDisposedLocked()
+    {
+        if (_disposed)
+        {
+            throw new ObjectDisposedException(
+                nameof(CSPThreadPool),
+                "This CSPThreadPool has been disposed and starts no more processes. Run the Parallel on another pool " +
+                "(set Parallel.ThreadPool to a new CSPThreadPool, or to CSPThreadPool.Default).");
+        }
     }
 
     private void OnThreadExited() => Interlocked.Decrement(ref _threadCount);
@@ -183,7 +234,9 @@ public sealed class CSPThreadPool
 
         internal int StackSize { get; }
 
-        internal void Start() => _thread.Start();
+        // Not Start(): that would make the creating caller's execution context the thread's own
+        // for its whole life. Each process runs in the context its Parallel gives it.
+        internal void Start() => _thread.UnsafeStart();
 
         internal void Assign(Action work, Action ended, ThreadPriority priority)
         {

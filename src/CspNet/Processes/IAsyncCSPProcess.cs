@@ -8,6 +8,13 @@ namespace CspNet;
 /// can hold millions of them. It uses the same channels as <see cref="ICSPProcess"/> processes
 /// (with <c>ReadAsync</c>/<c>WriteAsync</c>), and the two kinds communicate freely.
 /// </summary>
+/// <remarks>
+/// An async process runs on .NET thread-pool threads, so it must not block one: CspNet's blocking
+/// calls (<c>Read()</c>, <c>Write()</c>, <c>Select()</c>, <c>Sync()</c>, <c>Fall()</c>,
+/// <c>Parallel.Run()</c>, ...) throw <see cref="System.InvalidOperationException"/> when called
+/// inside it, naming the async form to await instead. A thread process (<see cref="ICSPProcess"/>)
+/// that it starts through a <see cref="Parallel"/> may block as usual.
+/// </remarks>
 public interface IAsyncCSPProcess
 {
     /// <summary>The process body. The process ends when the returned task completes.</summary>

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Internal.Processes;
 
 namespace CspNet;
 
@@ -15,11 +16,22 @@ namespace CspNet;
 /// <remarks>
 /// <para>
 /// Failure: a process that throws never vanishes silently. The others keep running (CSP has no
-/// way to stop a process from outside); when all have ended, <see cref="Run"/> and
-/// <see cref="RunAsync"/> throw an <see cref="AggregateException"/> holding every process's
-/// exception. To make the others end, a failing process poisons its channels (in a
+/// way to stop a process from outside); when all have ended, <see cref="Run"/> throws one
+/// <see cref="AggregateException"/> holding every process's exception, and the task of
+/// <see cref="RunAsync"/> faults with all of them in its <see cref="Task.Exception"/>, as
+/// <see cref="Task.WhenAll(Task[])"/> does. Exceptions are never nested: a failed nested
+/// <see cref="Parallel"/> contributes each of its processes' exceptions. A run whose token was
+/// cancelled and whose every exception is an <see cref="OperationCanceledException"/> ends
+/// canceled. To make the others end, a failing process poisons its channels (in a
 /// <c>catch</c> or <c>finally</c>); processes blocked on them then get
 /// <see cref="PoisonException"/>, poison their own channels in turn, and the network winds down.
+/// </para>
+/// <para>
+/// Context: every process starts with the execution context (AsyncLocal values, culture) of the
+/// <see cref="RunAsync"/> caller, or a clean one if the caller suppressed its flow, and nothing a
+/// thread process sets is seen by the next process on its pool thread. Async processes are marked
+/// as such, so that CspNet's blocking calls made inside them throw instead of blocking a
+/// thread-pool thread (see <see cref="IAsyncCSPProcess"/>); thread processes are not.
 /// </para>
 /// <para>
 /// A <see cref="Parallel"/> can be run again once a run has finished; runs may not overlap.
@@ -144,20 +156,45 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <summary>
     /// Runs every process and blocks until all have ended.
     /// </summary>
-    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
-    /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
-    public void Run() => RunAsync(CancellationToken.None).GetAwaiter().GetResult();
+    /// <exception cref="AggregateException">
+    /// One or more processes threw. Its <see cref="AggregateException.InnerExceptions"/> hold every
+    /// process's exception, not nested: all the exceptions of a failed nested <see cref="Parallel"/>
+    /// (or of any async process whose task holds several) appear there directly.
+    /// </exception>
+    /// <exception cref="InvalidOperationException">
+    /// This parallel is already running; or the caller is itself an async process, whose thread
+    /// this would block (use <see cref="RunAsync"/>).
+    /// </exception>
+    /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
+    public void Run()
+    {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Run()", "RunAsync()");
+        Task run = RunAsync(CancellationToken.None);
+        run.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing).GetAwaiter().GetResult();
+        if (run.Exception is { } error)
+        {
+            // One exception holding them all; GetResult would rethrow only the first.
+            throw new AggregateException("One or more processes of the Parallel threw.", error.InnerExceptions);
+        }
+    }
 
     /// <summary>
     /// Runs every process and completes when all have ended, holding no thread while it waits.
     /// </summary>
     /// <param name="cancellationToken">Passed to every async process; thread processes do not see it.</param>
-    /// <returns>A task that completes when every process has ended.</returns>
-    /// <exception cref="AggregateException">One or more processes threw; it holds each exception.</exception>
+    /// <returns>
+    /// A task that completes when every process has ended. If one or more processes threw, it is
+    /// faulted and its <see cref="Task.Exception"/> holds every process's exception directly, as
+    /// <see cref="Task.WhenAll(Task[])"/> does (<c>await</c> rethrows the first of them). If
+    /// <paramref name="cancellationToken"/> was cancelled and every exception is an
+    /// <see cref="OperationCanceledException"/>, it is canceled instead.
+    /// </returns>
     /// <exception cref="InvalidOperationException">This parallel is already running.</exception>
+    /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public Task RunAsync(CancellationToken cancellationToken = default)
     {
         Entry[] processes;
+        CSPThreadPool pool = _threadPool;
         lock (_lock)
         {
             if (_running)
@@ -170,21 +207,35 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
                 return Task.CompletedTask;
             }
 
-            _running = true;
             processes = [.. _processes];
+            if (Array.Exists(processes, static entry => entry.Thread is not null))
+            {
+                // Refused before anything starts, so that no process of a half-started run is left behind.
+                pool.ThrowIfDisposed();
+            }
+
+            _running = true;
         }
 
-        var run = new ParallelRun(processes.Length, this, ExecutionContext.Capture());
-        CSPThreadPool pool = _threadPool;
+        var run = new ParallelRun(processes.Length, this, RunContexts.Capture(), cancellationToken);
         foreach (Entry entry in processes)
         {
             if (entry.Thread is { } threadProcess)
             {
-                pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+                try
+                {
+                    pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
+                }
+                catch (ObjectDisposedException exception)
+                {
+                    // The pool was disposed after the check above: this process cannot start.
+                    run.AddError(exception);
+                    run.ProcessEnded();
+                }
             }
             else
             {
-                run.StartAsyncProcess(entry.Async!, cancellationToken);
+                run.StartAsyncProcess(entry.Async!);
             }
         }
 
@@ -217,12 +268,13 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
 
     /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
-    private sealed class ParallelRun(int count, Parallel owner, ExecutionContext? context)
+    private sealed class ParallelRun(int count, Parallel owner, RunContexts contexts, CancellationToken cancellationToken)
     {
         private static readonly ContextCallback s_runThreadProcess = static state => ((ICSPProcess)state!).Run();
 
         private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private readonly List<Exception> _errors = [];
+        private readonly RunContexts _contexts = contexts;
         private int _remaining = count;
 
         internal Task Completion => _completion.Task;
@@ -231,15 +283,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         {
             try
             {
-                // Processes see the caller's AsyncLocal values and culture, as tasks do.
-                if (context is null)
-                {
-                    process.Run();
-                }
-                else
-                {
-                    ExecutionContext.Run(context, s_runThreadProcess, process);
-                }
+                // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
+                // restores the pool thread's own context afterwards, so nothing the process set
+                // is seen by the next process on this thread.
+                ExecutionContext.Run(_contexts.ThreadProcesses, s_runThreadProcess, process);
             }
 #pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
             catch (Exception exception)
@@ -249,14 +296,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
             }
         }
 
-        internal void StartAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken) =>
+        internal void StartAsyncProcess(IAsyncCSPProcess process) =>
             // Start on the thread pool so that a process that computes before its first await
             // does not run to completion on the caller's thread, serialising the others.
-            // QueueUserWorkItem flows the caller's execution context (AsyncLocal values, culture).
-            System.Threading.ThreadPool.QueueUserWorkItem(
-                static state => _ = state.Run.RunAsyncProcess(state.Process, state.Token),
-                (Run: this, Process: process, Token: cancellationToken),
-                preferLocal: false);
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(new AsyncProcessStart(this, process), preferLocal: false);
 
         internal void ProcessEnded()
         {
@@ -265,41 +308,78 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
                 return;
             }
 
+            // Every process has ended, so every error has been added: no lock needed.
             owner.EndRun();
             if (_errors.Count == 0)
             {
                 _completion.SetResult();
             }
+            else if (cancellationToken.IsCancellationRequested && _errors.TrueForAll(static e => e is OperationCanceledException))
+            {
+                _completion.SetCanceled(cancellationToken);
+            }
             else
             {
-                // One AggregateException as the single fault, so that both Run() and await
-                // surface every process's exception, not just the first.
-                _completion.SetException(new AggregateException("One or more processes of the Parallel threw.", _errors));
+                // Each exception directly in the task's AggregateException, as Task.WhenAll does.
+                _completion.SetException(_errors);
             }
         }
 
-        private async Task RunAsyncProcess(IAsyncCSPProcess process, CancellationToken cancellationToken)
-        {
-            try
-            {
-                await process.RunAsync(cancellationToken).ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // Collected and rethrown by Run.
-            catch (Exception exception)
-#pragma warning restore CA1031
-            {
-                AddError(exception);
-            }
-
-            ProcessEnded();
-        }
-
-        private void AddError(Exception exception)
+        internal void AddError(Exception exception)
         {
             lock (_errors)
             {
                 _errors.Add(exception);
             }
+        }
+
+        private async Task RunAsyncProcess(IAsyncCSPProcess process)
+        {
+            Task? task = null;
+            try
+            {
+                task = process.RunAsync(cancellationToken) ?? throw NullTaskError(process);
+                await task.ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // Collected and rethrown by Run.
+            catch (Exception exception)
+#pragma warning restore CA1031
+            {
+                if (task is { Exception: { } taskError })
+                {
+                    // await rethrew only the first; a nested Parallel (or Task.WhenAll) holds more.
+                    lock (_errors)
+                    {
+                        _errors.AddRange(taskError.InnerExceptions);
+                    }
+                }
+                else
+                {
+                    AddError(exception);
+                }
+            }
+
+            ProcessEnded();
+        }
+
+        private static InvalidOperationException NullTaskError(IAsyncCSPProcess process)
+        {
+            string name = process is AsyncDelegateProcess body
+                ? $"The async process delegate {body.Name}"
+                : $"The async process {process.GetType().FullName}";
+            return new InvalidOperationException(
+                $"{name} returned null from RunAsync. An async process must return a Task: " +
+                "make RunAsync an async method, or return Task.CompletedTask when it has nothing to do.");
+        }
+
+        /// <summary>Starts one async process on the thread pool, in the run's context for async processes.</summary>
+        private sealed class AsyncProcessStart(ParallelRun run, IAsyncCSPProcess process) : IThreadPoolWorkItem
+        {
+            private static readonly ContextCallback s_start = static state => ((AsyncProcessStart)state!).Start();
+
+            public void Execute() => ExecutionContext.Run(run._contexts.AsyncProcesses, s_start, this);
+
+            private void Start() => _ = run.RunAsyncProcess(process);
         }
     }
 }

@@ -110,6 +110,24 @@ public class BarrierTests
     }
 
     [Fact(Timeout = 10_000)]
+    public async Task SyncAsync_NoneEnrolled_ReturnsFaultedTaskInsteadOfThrowing()
+    {
+        // Like its peers (poison, cancellation), misuse is reported through the returned task, so
+        // a caller that stores the task and awaits it later sees the error at the await.
+        var barrier = new Barrier();
+        using var cancellation = new CancellationTokenSource();
+
+        ValueTask sync = default;
+        Exception? thrownAtCall = Record.Exception(() => sync = barrier.SyncAsync(cancellation.Token));
+
+        Assert.Null(thrownAtCall);
+        Assert.True(sync.IsFaulted);
+        var exception = await Assert.ThrowsAsync<InvalidOperationException>(() => sync.AsTask());
+        Assert.Contains("0 enrolled", exception.Message, StringComparison.Ordinal);
+        Assert.Equal(0, barrier.Waiting);
+    }
+
+    [Fact(Timeout = 10_000)]
     public async Task Sync_AllResigned_ThrowsInvalidOperation()
     {
         var barrier = new Barrier(2);

@@ -96,24 +96,12 @@ public class CSPThreadPoolTests
     public async Task MaxStackSize_ChangedWhileProcessRuns_ThreadExitsAfterItsProcess()
     {
         var pool = new CSPThreadPool(1 * MiB);
-        var gate = new One2OneChannel<int>();
-        Thread? processThread = null;
-        var parallel = new Parallel { ThreadPool = pool };
-        parallel.AddProcess(() =>
-        {
-            processThread = Thread.CurrentThread;
-            gate.Read();
-        });
 
-        Task run = parallel.RunAsync();
-        Assert.Equal(1, pool.BusyCount);
-        pool.MaxStackSize = 2 * MiB;
-        await gate.WriteAsync(1);
-        await run;
+        Thread processThread = await RunOneProcessAsync(pool, whileItRuns: () => pool.MaxStackSize = 2 * MiB);
 
         // The thread has the old size: it is not kept for reuse.
         Assert.Equal(0, pool.IdleCount);
-        AssertAllExit([processThread!]);
+        AssertAllExit([processThread]);
         Assert.Equal(0, pool.ThreadCount);
     }
 
@@ -164,7 +152,7 @@ public class CSPThreadPoolTests
             throw new InvalidOperationException("process failure");
         });
 
-        await Assert.ThrowsAsync<AggregateException>(() => failing.RunAsync());
+        await Assert.ThrowsAsync<InvalidOperationException>(() => failing.RunAsync());
 
         Assert.Equal(1, pool.ThreadCount);
         Assert.Equal(1, pool.IdleCount);
@@ -264,24 +252,12 @@ public class CSPThreadPoolTests
     public async Task Release_WhileProcessRuns_BusyThreadIsKeptForReuse()
     {
         var pool = new CSPThreadPool();
-        var gate = new One2OneChannel<int>();
-        Thread? processThread = null;
-        var parallel = new Parallel { ThreadPool = pool };
-        parallel.AddProcess(() =>
-        {
-            processThread = Thread.CurrentThread;
-            gate.Read();
-        });
 
-        Task run = parallel.RunAsync();
-        Assert.Equal(1, pool.BusyCount);
-        pool.Release();
-        await gate.WriteAsync(1);
-        await run;
+        Thread processThread = await RunOneProcessAsync(pool, whileItRuns: pool.Release);
 
         Assert.Equal(1, pool.ThreadCount);
         Assert.Equal(1, pool.IdleCount);
-        Assert.True(processThread!.IsAlive);
+        Assert.True(processThread.IsAlive);
         Thread reused = (await RunConcurrentlyAsync(pool, 1))[0];
         Assert.Same(processThread, reused);
         pool.Release();
@@ -296,6 +272,71 @@ public class CSPThreadPoolTests
         pool.Release();
 
         Assert.Equal(0, pool.ThreadCount);
+    }
+
+    // ---- Dispose ----
+
+    [Fact(Timeout = 30000)]
+    public async Task Dispose_IdleThreads_ThreadsExit()
+    {
+        var pool = new CSPThreadPool();
+        Thread[] threads = await RunConcurrentlyAsync(pool, 3);
+
+        pool.Dispose();
+
+        AssertAllExit(threads);
+        Assert.Equal(0, pool.IdleCount);
+        Assert.Equal(0, pool.ThreadCount);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task Dispose_WhileProcessRuns_ProcessEndsThenItsThreadExits()
+    {
+        var pool = new CSPThreadPool();
+
+        Thread processThread = await RunOneProcessAsync(pool, whileItRuns: pool.Dispose);
+
+        // The process ran to its end; its thread was not kept.
+        AssertAllExit([processThread]);
+        Assert.Equal(0, pool.IdleCount);
+        Assert.Equal(0, pool.ThreadCount);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task Start_AfterDispose_ThrowsObjectDisposedExceptionNamingAWayOut()
+    {
+        var pool = new CSPThreadPool();
+        pool.Dispose();
+        pool.Dispose(); // a second Dispose does nothing
+
+        ObjectDisposedException startError = Assert.Throws<ObjectDisposedException>(() => pool.Start(() => { }, () => { }, ThreadPriority.Normal));
+        Assert.Contains("CSPThreadPool.Default", startError.Message, StringComparison.Ordinal);
+
+        // Through Parallel: refused before anything starts, so the Parallel is not left running.
+        int asyncStarts = 0;
+        var parallel = new Parallel { ThreadPool = pool };
+        parallel.AddProcess(_ =>
+        {
+            Interlocked.Increment(ref asyncStarts);
+            return Task.CompletedTask;
+        });
+        parallel.AddProcess(() => { });
+        Assert.Throws<ObjectDisposedException>(() => { _ = parallel.RunAsync(); });
+        Assert.Equal(0, asyncStarts);
+        Assert.Equal(0, pool.ThreadCount);
+        using var other = new CSPThreadPool();
+        parallel.ThreadPool = other;
+        await parallel.RunAsync();
+        Assert.Equal(1, asyncStarts);
+    }
+
+    [Fact]
+    public void Dispose_DefaultPool_ThrowsInvalidOperationExceptionAndPoolStaysUsable()
+    {
+        InvalidOperationException error = Assert.Throws<InvalidOperationException>(CSPThreadPool.Default.Dispose);
+
+        Assert.Contains("shared", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Release", error.Message, StringComparison.Ordinal);
     }
 
     // ---- Priority ----
@@ -373,6 +414,30 @@ public class CSPThreadPoolTests
 
         await parallel.RunAsync();
         return threads;
+    }
+
+    /// <summary>
+    /// Runs one thread process on <paramref name="pool"/>, calls <paramref name="whileItRuns"/>
+    /// while it surely runs (it cannot end before a value is written to it), lets it end, and
+    /// returns the thread it ran on.
+    /// </summary>
+    private static async Task<Thread> RunOneProcessAsync(CSPThreadPool pool, Action whileItRuns)
+    {
+        var gate = new One2OneChannel<int>();
+        Thread? processThread = null;
+        var parallel = new Parallel { ThreadPool = pool };
+        parallel.AddProcess(() =>
+        {
+            processThread = Thread.CurrentThread;
+            gate.Read();
+        });
+
+        Task run = parallel.RunAsync();
+        Assert.Equal(1, pool.BusyCount);
+        whileItRuns();
+        await gate.WriteAsync(1);
+        await run;
+        return processThread!;
     }
 
     /// <summary>Threads exit on their own after a release: wait for each (bounded), no sleeps.</summary>
