@@ -1,3 +1,4 @@
+using CspNet.Internal.Processes;
 using System;
 using System.Diagnostics;
 using System.Threading;
@@ -62,12 +63,17 @@ public sealed class CSTimer : Guard
     public void Sleep(long milliseconds)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(milliseconds);
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Sleep(milliseconds)", "SleepAsync(milliseconds)");
         SleepUntil(Deadline(milliseconds));
     }
 
     /// <summary>Blocks the calling thread until the clock reaches <paramref name="time"/>.</summary>
     /// <param name="time">The time, in milliseconds on the clock of <see cref="Read"/>.</param>
-    public void After(long time) => SleepUntil(MonotonicClock.FromMilliseconds(time));
+    public void After(long time)
+    {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("After(time)", "AfterAsync(time)");
+        SleepUntil(MonotonicClock.FromMilliseconds(time));
+    }
 
     /// <summary>Waits, holding no thread, for at least <paramref name="milliseconds"/>.</summary>
     /// <param name="milliseconds">The delay; 0 or more.</param>

@@ -16,7 +16,7 @@ public class BlockingInAsyncProcessTests
     /// A blocking call of each kind this test class covers, set up so that, where blocking is
     /// allowed, it returns or throws at once instead of waiting.
     /// </summary>
-    public static TheoryData<string> BlockingCalls => ["Barrier.Sync", "Bucket.Fall", "Parallel.Run", "ReadAll"];
+    public static TheoryData<string> BlockingCalls => ["Barrier.Sync", "Bucket.Fall", "Parallel.Run", "ReadAll", "Channel.Read", "Channel.Write", "In.Read", "Alternative.Select", "CSTimer.Sleep"];
 
     [Theory(Timeout = 30000)]
     [InlineData("Barrier.Sync", false)]
@@ -27,6 +27,13 @@ public class BlockingInAsyncProcessTests
     [InlineData("Parallel.Run", true)]
     [InlineData("ReadAll", false)]
     [InlineData("ReadAll", true)]
+    [InlineData("Channel.Read", false)]
+    [InlineData("Channel.Read", true)]
+    [InlineData("Channel.Write", true)]
+    [InlineData("In.Read", true)]
+    [InlineData("Alternative.Select", false)]
+    [InlineData("Alternative.Select", true)]
+    [InlineData("CSTimer.Sleep", true)]
     public async Task BlockingCall_InAsyncProcess_ThrowsInvalidOperationExceptionNamingTheAsyncTwin(string call, bool afterAnAwait)
     {
         (Action blocking, string blockingName, string asyncTwin) = Setup(call);
@@ -201,6 +208,23 @@ public class BlockingInAsyncProcessTests
                 var channel = new One2OneChannel<int>();
                 channel.Poison();
                 return (() => Assert.Empty(channel.ReadAll()), "ReadAll()", "await foreach (var item in ReadAllAsync())");
+            case "Channel.Read":
+                var readable = new One2OneChannel<int>(new FifoBuffer<int>(1));
+                readable.Write(1);
+                return (() => readable.Read(), "Read()", "await ReadAsync()");
+            case "Channel.Write":
+                var writable = new One2OneChannel<int>(new FifoBuffer<int>(1));
+                return (() => writable.Write(1), "Write(value)", "await WriteAsync(value)");
+            case "In.Read":
+                var viaEnd = new One2OneChannel<int>(new FifoBuffer<int>(1));
+                viaEnd.Write(1);
+                return (() => viaEnd.In.Read(), "Read()", "await ReadAsync()");
+            case "Alternative.Select":
+                var alternative = new Alternative(new Skip());
+                return (() => alternative.Select(), "Select()", "await SelectAsync()");
+            case "CSTimer.Sleep":
+                var timer = new CSTimer();
+                return (() => timer.Sleep(0), "Sleep(milliseconds)", "await SleepAsync(milliseconds)");
             default:
                 throw new ArgumentOutOfRangeException(nameof(call), call, "Unknown blocking call.");
         }

@@ -1,3 +1,4 @@
+using CspNet.Internal.Processes;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -11,6 +12,7 @@ internal sealed partial class AlternativeCore
 
     internal int Select(int start, bool[]? preconditions)
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Select()", "SelectAsync()");
         Begin(start, preconditions);
         _event ??= new ManualResetEventSlim(false, SpinTuning.SyncWaiterSpinCount);
         try

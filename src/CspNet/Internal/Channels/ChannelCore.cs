@@ -1,3 +1,4 @@
+using CspNet.Internal.Processes;
 using System;
 using System.Diagnostics;
 using System.Threading;
@@ -69,6 +70,8 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
     internal T Read()
     {
+        // Checked on every call, not only when it would park: a misuse must not depend on timing.
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
         SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
         if (ReadLocked(waiter, out T item, out Waiter<T>? partner) is null)
         {
@@ -84,6 +87,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
     internal void Write(T item)
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
         SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
         if (WriteLocked(item, waiter, out Waiter<T>? partner) is null)
         {

@@ -1,3 +1,4 @@
+using CspNet.Internal.Processes;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -27,6 +28,7 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
 
     public override T Read()
     {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
