@@ -281,22 +281,9 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     {
         lock (_lock)
         {
-            if (!waiter.TryCancel())
-            {
-                return false;
-            }
-
-            if (waiter.IsReader)
-            {
-                _readers.Remove(waiter);
-            }
-            else
-            {
-                _writers.Remove(waiter);
-            }
-
+            bool cancelled = waiter.IsReader ? _readers.TryCancel(waiter, out _) : _writers.TryCancel(waiter, out _);
             AssertInvariants();
-            return true;
+            return cancelled;
         }
     }
 

@@ -163,6 +163,24 @@ internal struct WaiterQueue<T>
         return claimed;
     }
 
+    /// <summary>
+    /// Cancellation side, under the owner's lock: wins <paramref name="waiter"/> for cancellation and
+    /// unlinks it. False if a partner claimed it first. <paramref name="wasQueued"/> tells whether it
+    /// had been queued (a waiter cancelled before it could be queued never was).
+    /// </summary>
+    internal bool TryCancel(Waiter<T> waiter, out bool wasQueued)
+    {
+        wasQueued = false;
+        if (!waiter.TryCancel())
+        {
+            return false;
+        }
+
+        wasQueued = waiter.IsQueued;
+        Remove(waiter);
+        return true;
+    }
+
     internal void Remove(Waiter<T> waiter)
     {
         if (!waiter.IsQueued)

@@ -204,14 +204,13 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     {
         lock (Gate)
         {
-            if (!waiter.TryCancel())
+            if (!_parked.TryCancel(waiter, out bool wasQueued))
             {
                 return false;
             }
 
-            if (waiter.IsQueued)
+            if (wasQueued)
             {
-                _parked.Remove(waiter);
                 ParkedCount--;
                 Debug.Assert(ParkedCount >= 0, "Parked count never goes negative.");
                 OnCancelledLocked();
