@@ -1,4 +1,3 @@
-using CspNet.Internal.Processes;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -28,7 +27,8 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
 
     public override T Read()
     {
-        ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
+        // A read of a value a selection took never blocks, so it is allowed anywhere (the usual
+        // "select, then read the chosen end"); ChannelCore.Read checks any other read.
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
