@@ -38,6 +38,9 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     private WaiterQueue<T> _writers;
     private bool _poisoned;
 
+    // What ReadLocked/WriteLocked return when told not to park and they would have to.
+    private static readonly Waiter<T> NotParked = new SyncWaiterPlaceholder();
+
     // Mirror of _buffer.Count, written under the lock and read without it as a readiness hint.
     private int _buffered;
 
@@ -112,13 +115,23 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         AsyncWaiter<T>? prepared = null;
         try
         {
+            Waiter<T>? parked;
+            T item;
+            Waiter<T>? partner;
             if (cancellationToken.CanBeCanceled)
             {
+                // Registering a cancellation costs more than a take: only a read that must park pays it.
+                if (ReadLocked(null, out item, out partner, mayPark: false) is null)
+                {
+                    partner?.Wake();
+                    return new ValueTask<T>(item);
+                }
+
                 prepared = RentWaiter(isReader: true);
                 prepared.RegisterCancellation(cancellationToken);
             }
 
-            Waiter<T>? parked = ReadLocked(prepared, out T item, out Waiter<T>? partner);
+            parked = ReadLocked(prepared, out item, out partner);
             if (parked is null)
             {
                 prepared?.Discard();
@@ -145,13 +158,21 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         AsyncWaiter<T>? prepared = null;
         try
         {
+            Waiter<T>? parked;
+            Waiter<T>? partner;
             if (cancellationToken.CanBeCanceled)
             {
+                if (WriteLocked(item, null, out partner, mayPark: false) is null)
+                {
+                    partner?.Wake();
+                    return default;
+                }
+
                 prepared = RentWaiter(isReader: false);
                 prepared.RegisterCancellation(cancellationToken);
             }
 
-            Waiter<T>? parked = WriteLocked(item, prepared, out Waiter<T>? partner);
+            parked = WriteLocked(item, prepared, out partner);
             if (parked is null)
             {
                 prepared?.Discard();
@@ -175,7 +196,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     /// it. Throws on poison and misuse. A waiter whose cancellation won before it could be queued is
     /// returned unqueued: its task already reports the cancellation.
     /// </summary>
-    private Waiter<T>? ReadLocked(Waiter<T>? waiter, out T item, out Waiter<T>? partner)
+    private Waiter<T>? ReadLocked(Waiter<T>? waiter, out T item, out Waiter<T>? partner, bool mayPark = true)
     {
         lock (_lock)
         {
@@ -186,6 +207,11 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
             }
 
             ThrowIfCannotParkLocked(isReader: true, self: null);
+            if (!mayPark)
+            {
+                return NotParked;
+            }
+
             waiter ??= RentWaiter(isReader: true);
             if (waiter.State == Waiter<T>.Pending)
             {
@@ -198,7 +224,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     }
 
     /// <summary>The critical section of every write; see <see cref="ReadLocked"/>.</summary>
-    private Waiter<T>? WriteLocked(T item, Waiter<T>? waiter, out Waiter<T>? partner)
+    private Waiter<T>? WriteLocked(T item, Waiter<T>? waiter, out Waiter<T>? partner, bool mayPark = true)
     {
         lock (_lock)
         {
@@ -214,6 +240,11 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
             }
 
             ThrowIfCannotParkLocked(isReader: false, self: null);
+            if (!mayPark)
+            {
+                return NotParked;
+            }
+
             waiter ??= RentWaiter(isReader: false);
             if (waiter.State == Waiter<T>.Pending)
             {
@@ -428,6 +459,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered")}, " +
                     $"{_readers.Count} readers and {_writers.Count} writers waiting{(_poisoned ? ", poisoned" : "")}";
             }
+        }
+    }
+
+    /// <summary>A node that is never queued: the "would park" answer of a try-only critical section.</summary>
+    private sealed class SyncWaiterPlaceholder : Waiter<T>
+    {
+        internal override void Wake()
+        {
         }
     }
 }
