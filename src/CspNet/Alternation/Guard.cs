@@ -32,7 +32,10 @@ namespace CspNet;
 /// the selection on a partner's behalf (<see cref="GuardSite.TryClaim"/>), or fails it
 /// (<see cref="GuardSite.Fail"/>).</item>
 /// <item>For a guard with <see cref="GuardCapabilities.CommitsAsynchronously"/> that signalled:
-/// <see cref="TryReserveAsync"/>, while the other guards stay enabled and may still win.</item>
+/// <see cref="TryReserveAsync"/>, in its turn during the scan (nothing else enabled) or, for a
+/// signal that arrives during the wait, while the other guards stay enabled and may still win. A
+/// timeout that passes, a partner that wins and a caller that cancels all cancel the
+/// reservation's token.</item>
 /// <item><see cref="Confirm"/> on the chosen guard after every guard is disabled, and
 /// <see cref="Release"/> on a guard that reserved but was not chosen.</item>
 /// </list>
@@ -78,6 +81,13 @@ public abstract class Guard
     /// (and keeps it for the process's next read), an output delivers its value, a timer checks the
     /// clock. Nothing is enabled while this runs, so no partner can commit the selection meanwhile.
     /// </summary>
+    /// <remarks>
+    /// A guard with <see cref="GuardCapabilities.CommitsAsynchronously"/> that believes it is ready
+    /// but cannot commit without a round trip calls <see cref="GuardSite.Signal"/> here and returns
+    /// false: the engine then reserves it (<see cref="TryReserveAsync"/>) at once, in its place in
+    /// the selection order, so that such guards keep <c>PriSelect</c>'s order and
+    /// <c>FairSelect</c>'s fairness beside local guards.
+    /// </remarks>
     /// <param name="site">The guard's place in the alternative.</param>
     /// <returns>True if the event happened; false, having consumed nothing, if the guard is not ready.</returns>
     protected internal abstract bool TryCommit(GuardSite site);

@@ -27,11 +27,42 @@ internal sealed partial class AlternativeCore
         CancellationTokenRegistration registration = default;
         try
         {
+            if (cancellationToken.CanBeCanceled && _anyAsynchronous)
+            {
+                // A reservation in the scan may take a round trip: let a cancellation reach it.
+                registration = cancellationToken.UnsafeRegister(s_onCancel, this);
+            }
+
             while (true)
             {
-                if (TryScan(out int chosen))
+                BeginScan();
+                int visited = 0;
+                ScanStep step;
+                int index;
+                while ((step = Scan(ref visited, out index)) == ScanStep.Reserve)
                 {
-                    return Finish(chosen);
+                    await ReserveAsync(index, cancellationToken).ConfigureAwait(false);
+                    int state = Volatile.Read(ref _state);
+                    if (state >= DoneBase)
+                    {
+                        return Finish(state - DoneBase);
+                    }
+
+                    if (state == Failed)
+                    {
+                        ThrowFailure();
+                    }
+
+                    if (cancellationToken.IsCancellationRequested)
+                    {
+                        End();
+                        throw new OperationCanceledException(cancellationToken);
+                    }
+                }
+
+                if (step == ScanStep.Committed)
+                {
+                    return Finish(index);
                 }
 
                 EnableAll();
@@ -113,7 +144,7 @@ internal sealed partial class AlternativeCore
 
     private async ValueTask ReserveAsync(int index, CancellationToken cancellationToken)
     {
-        CancellationTokenSource source = StartReserve();
+        CancellationTokenSource source = StartReserve(index);
         bool reserved = false;
         try
         {

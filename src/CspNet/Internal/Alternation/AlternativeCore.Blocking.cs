@@ -19,9 +19,9 @@ internal sealed partial class AlternativeCore
         {
             while (true)
             {
-                if (TryScan(out int chosen))
+                if (ScanBlocking() is int decided)
                 {
-                    return Finish(chosen);
+                    return decided;
                 }
 
                 EnableAll();
@@ -46,6 +46,41 @@ internal sealed partial class AlternativeCore
         {
             Abandon();
             throw;
+        }
+    }
+
+    /// <summary>Scans, reserving signalled asynchronous guards in their turn; returns the chosen index, or null if nothing was ready.</summary>
+    private int? ScanBlocking()
+    {
+        BeginScan();
+        int visited = 0;
+        while (true)
+        {
+            switch (Scan(ref visited, out int index))
+            {
+                case ScanStep.Committed:
+                    return Finish(index);
+                case ScanStep.NothingReady:
+                    return null;
+            }
+
+            ReserveBlocking(index);
+            int state = Volatile.Read(ref _state);
+            int outcome = state >= DoneBase ? state - DoneBase : Undecided;
+            if (_interrupted is { } interrupt)
+            {
+                return EndInterrupted(interrupt, outcome);
+            }
+
+            if (outcome >= 0)
+            {
+                return Finish(outcome);
+            }
+
+            if (state == Failed)
+            {
+                ThrowFailure();
+            }
         }
     }
 
@@ -142,12 +177,12 @@ internal sealed partial class AlternativeCore
 
     private void ReserveBlocking(int index)
     {
-        CancellationTokenSource source = StartReserve();
+        CancellationTokenSource source = StartReserve(index);
         bool reserved = false;
         try
         {
             ValueTask<bool> attempt = _guards[index].TryReserveAsync(_sites[index], source.Token);
-            reserved = attempt.IsCompletedSuccessfully ? attempt.Result : attempt.AsTask().GetAwaiter().GetResult();
+            reserved = attempt.IsCompletedSuccessfully ? attempt.Result : AwaitReservation(attempt.AsTask(), source);
         }
         catch (System.OperationCanceledException) when (source.IsCancellationRequested)
         {
@@ -164,6 +199,26 @@ internal sealed partial class AlternativeCore
         }
 
         SettleReservation(index, reserved);
+    }
+
+    /// <summary>
+    /// Blocks until a reservation answers. An interrupt cancels it but still waits for the answer,
+    /// so that a reservation made meanwhile is confirmed or released, never abandoned.
+    /// </summary>
+    private bool AwaitReservation(Task<bool> attempt, CancellationTokenSource source)
+    {
+        while (true)
+        {
+            try
+            {
+                return attempt.GetAwaiter().GetResult();
+            }
+            catch (ThreadInterruptedException interrupt) when (!attempt.IsCompleted)
+            {
+                _interrupted ??= interrupt;
+                source.Cancel();
+            }
+        }
     }
 
     private void WakeOwner()

@@ -62,6 +62,9 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     private int _wakeOwnerPending;
     private Exception? _failure;
     private CancellationTokenSource? _pendingReserve;
+    private int _reserving = -1;
+    private readonly ulong[] _asynchronousMask;
+    private readonly bool _anyAsynchronous;
 
     // Per selection.
     private bool[]? _preconditions;
@@ -74,6 +77,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         _enabled = new bool[guards.Length];
         _commitsAsynchronously = new bool[guards.Length];
         _signals = new ulong[(guards.Length + 63) >> 6];
+        _asynchronousMask = new ulong[_signals.Length];
         var deadlines = new List<int>();
         for (int i = 0; i < guards.Length; i++)
         {
@@ -85,9 +89,14 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
             }
 
             _commitsAsynchronously[i] = (capabilities & GuardCapabilities.CommitsAsynchronously) != 0;
+            if (_commitsAsynchronously[i])
+            {
+                _asynchronousMask[i >> 6] |= 1UL << i;
+            }
         }
 
         _deadlineGuards = [.. deadlines];
+        _anyAsynchronous = Array.IndexOf(_commitsAsynchronously, true) >= 0;
     }
 
     internal int Count => _guards.Length;
@@ -110,6 +119,13 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
 
     internal bool TryClaim(int index)
     {
+        // Only an enabled guard may commit the selection: a site kept from an earlier selection,
+        // or of a guard this selection does not consider, cannot.
+        if (!Volatile.Read(ref _enabled[index]))
+        {
+            return false;
+        }
+
         while (true)
         {
             int state = Volatile.Read(ref _state);
@@ -140,6 +156,15 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         {
             // Claimed while the owner was trying an asynchronous guard: that attempt is not wanted.
             CancelPendingReserve();
+        }
+    }
+
+    /// <summary>A guard's <see cref="GuardSite.Fail"/>: counts only while the guard is enabled or being reserved.</summary>
+    internal void Fail(int index, Exception error)
+    {
+        if (Volatile.Read(ref _enabled[index]) || Volatile.Read(ref _reserving) == index)
+        {
+            Fail(error);
         }
     }
 
@@ -224,26 +249,70 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
 
     private bool Considered(int i) => _preconditions is null || _preconditions[i];
 
-    /// <summary>Commits the first ready guard in selection order; nothing is enabled meanwhile.</summary>
-    private bool TryScan(out int chosen)
+    /// <summary>What one step of a scan found.</summary>
+    private enum ScanStep
     {
-        // Signals that arrived before the scan are answered by it.
-        Array.Clear(_signals);
-        int n = _guards.Length;
-        for (int k = 0, i = _start; k < n; k++, i = i + 1 == n ? 0 : i + 1)
+        NothingReady,
+        Committed,
+        Reserve,
+    }
+
+    /// <summary>Starts a scan: signals of synchronous guards that arrived before it are answered by it.</summary>
+    private void BeginScan()
+    {
+        for (int word = 0; word < _signals.Length; word++)
         {
-            if (Considered(i) && _guards[i].TryCommit(_sites[i]))
+            Interlocked.And(ref _signals[word], _asynchronousMask[word]);
+        }
+    }
+
+    /// <summary>
+    /// Goes on with a scan, in selection order, from the <paramref name="visited"/>-th guard:
+    /// commits the first ready guard, or stops at an asynchronous guard that has signalled (it is
+    /// ready as far as it knows, and is reserved in its place in the order). Nothing is enabled
+    /// meanwhile, so nobody but the owner can commit the selection.
+    /// </summary>
+    private ScanStep Scan(ref int visited, out int index)
+    {
+        int n = _guards.Length;
+        for (; visited < n; visited++)
+        {
+            int i = _start + visited;
+            if (i >= n)
+            {
+                i -= n;
+            }
+
+            if (!Considered(i))
+            {
+                continue;
+            }
+
+            if (_guards[i].TryCommit(_sites[i]))
             {
                 // An exchange, not a compare: a guard's Fail that raced with this commit loses to
                 // it, because the commit has taken its value already.
                 Interlocked.Exchange(ref _state, DoneBase + i);
-                chosen = i;
-                return true;
+                index = i;
+                return ScanStep.Committed;
+            }
+
+            if (_commitsAsynchronously[i] && TakeSignal(i))
+            {
+                visited++;
+                index = i;
+                return ScanStep.Reserve;
             }
         }
 
-        chosen = Undecided;
-        return false;
+        index = Undecided;
+        return ScanStep.NothingReady;
+    }
+
+    private bool TakeSignal(int i)
+    {
+        ulong bit = 1UL << i;
+        return (Interlocked.And(ref _signals[i >> 6], ~bit) & bit) != 0;
     }
 
     /// <summary>Enables the considered guards in selection order; stops early once the selection is decided.</summary>
@@ -257,8 +326,10 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
                 continue;
             }
 
+            // Enabled before the call: the guard may claim from inside Enable, or a partner may
+            // claim as soon as its waiter is parked.
+            Volatile.Write(ref _enabled[i], true);
             _guards[i].Enable(_sites[i]);
-            _enabled[i] = true;
             if (Volatile.Read(ref _state) != Selecting)
             {
                 return;
@@ -278,7 +349,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         {
             if (_enabled[i])
             {
-                _enabled[i] = false;
+                Volatile.Write(ref _enabled[i], false);
                 try
                 {
                     _guards[i].Disable(_sites[i]);
@@ -353,10 +424,8 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         int n = _guards.Length;
         for (int k = 0, i = _start; k < n; k++, i = i + 1 == n ? 0 : i + 1)
         {
-            ulong bit = 1UL << i;
-            if (_commitsAsynchronously[i] && _enabled[i] && (Volatile.Read(ref _signals[i >> 6]) & bit) != 0)
+            if (_commitsAsynchronously[i] && _enabled[i] && TakeSignal(i))
             {
-                Interlocked.And(ref _signals[i >> 6], ~bit);
                 return i;
             }
         }
@@ -446,12 +515,21 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         return false;
     }
 
-    private CancellationTokenSource StartReserve()
+    private CancellationTokenSource StartReserve(int index)
     {
 #pragma warning disable CA2000 // Not disposed on purpose: other threads may cancel it at any time; it owns no timer or registration.
         var source = new CancellationTokenSource();
 #pragma warning restore CA2000
+        Volatile.Write(ref _reserving, index);
         Volatile.Write(ref _pendingReserve, source);
+
+        // A timeout is only as good as the slowest peer unless it also ends the reservation.
+        long deadline = EarliestDeadline();
+        if (deadline != long.MaxValue)
+        {
+            source.CancelAfter(MonotonicClock.WaitMilliseconds(deadline));
+        }
+
         if (Volatile.Read(ref _state) != Selecting)
         {
             source.Cancel();
@@ -460,7 +538,16 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         return source;
     }
 
-    private void EndReserve() => Volatile.Write(ref _pendingReserve, null);
+    private void EndReserve()
+    {
+        if (Interlocked.Exchange(ref _pendingReserve, null) is { } source)
+        {
+            // Disarms the deadline's timer, which would otherwise keep the source alive until it fires.
+            source.CancelAfter(Timeout.Infinite);
+        }
+
+        Volatile.Write(ref _reserving, -1);
+    }
 
     /// <summary>The earliest deadline among considered deadline guards, in Stopwatch ticks; long.MaxValue if none.</summary>
     private long EarliestDeadline()
@@ -514,7 +601,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     {
         Debug.Assert(Volatile.Read(ref _state) is not Waiting, "The owner is running.");
         Debug.Assert(Array.IndexOf(_enabled, true) < 0, "No guard stays enabled after a selection.");
-        Debug.Assert(Volatile.Read(ref _pendingReserve) is null, "No reservation outlives a selection.");
+        Debug.Assert(Volatile.Read(ref _pendingReserve) is null && _reserving < 0, "No reservation outlives a selection.");
         Debug.Assert(Volatile.Read(ref _wakeOwnerPending) == 0, "Every owed wake was consumed.");
     }
 

@@ -17,7 +17,7 @@ internal sealed class GuardSlot(AlternativeCore core, int index) : GuardSite
     public override void Fail(Exception exception)
     {
         ArgumentNullException.ThrowIfNull(exception);
-        core.Fail(exception);
+        core.Fail(index, exception);
     }
 
     public override void WakeAfterClaim() => core.WakeAfterClaim();

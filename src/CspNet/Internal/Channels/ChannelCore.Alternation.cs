@@ -118,10 +118,10 @@ internal sealed partial class ChannelCore<T>
     }
 
     /// <summary>Withdraws the end's waiter; a value a partner handed to it moves into the hand-over slot.</summary>
-    internal void DisableInput(ChannelReadEnd<T> end)
+    internal void DisableInput(ChannelReadEnd<T> end, AlternativeCore selection)
     {
         SelectionWaiter<T> node = end.Node;
-        if (!WithdrawIfArmed(node))
+        if (!WithdrawIfArmed(node, selection))
         {
             return;
         }
@@ -239,10 +239,10 @@ internal sealed partial class ChannelCore<T>
 #pragma warning restore CA1031
 
     /// <summary>Withdraws a parked offer; if a reader claimed it first, its outcome (poison or a buffer's exception) becomes the guard's failure.</summary>
-    internal void DisableOutput(ChannelWriteEnd<T> end)
+    internal void DisableOutput(ChannelWriteEnd<T> end, AlternativeCore selection)
     {
         SelectionWaiter<T> node = end.Node;
-        if (!WithdrawIfArmed(node))
+        if (!WithdrawIfArmed(node, selection))
         {
             return;
         }
@@ -255,10 +255,14 @@ internal sealed partial class ChannelCore<T>
         node.Disarm();
     }
 
-    /// <summary>Takes an armed selection waiter out of its queue (if a partner has not already); false if it was not armed.</summary>
-    private bool WithdrawIfArmed(SelectionWaiter<T> node)
+    /// <summary>
+    /// Takes a selection waiter armed for <paramref name="selection"/> out of its queue (if a partner
+    /// has not already); false if it is not armed for it. A misused end's node may be armed for
+    /// another alternative, whose waiter must stay.
+    /// </summary>
+    private bool WithdrawIfArmed(SelectionWaiter<T> node, AlternativeCore selection)
     {
-        if (node.Selection is null)
+        if (node.Selection != selection)
         {
             return false;
         }

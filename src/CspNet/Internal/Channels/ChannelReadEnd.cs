@@ -64,5 +64,5 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
 
     protected internal override void Enable(GuardSite site) => core.EnableInput(this, site, ((GuardSlot)site).Core);
 
-    protected internal override void Disable(GuardSite site) => core.DisableInput(this);
+    protected internal override void Disable(GuardSite site) => core.DisableInput(this, ((GuardSlot)site).Core);
 }

@@ -60,7 +60,7 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
 
     protected internal override void Enable(GuardSite site) => core.EnableOutput(this, site, ((GuardSlot)site).Core, _value!);
 
-    protected internal override void Disable(GuardSite site) => core.DisableOutput(this);
+    protected internal override void Disable(GuardSite site) => core.DisableOutput(this, ((GuardSlot)site).Core);
 
     protected internal override void Confirm(GuardSite site)
     {
