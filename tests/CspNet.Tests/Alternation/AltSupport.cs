@@ -40,6 +40,17 @@ internal static class AltChannels
     internal static AltingChannelOut<T> OutFor<T>(CspChannel<T> channel, AltKind kind) => SharedWriter(kind) ? channel.CreateOut() : channel.Out;
 }
 
+/// <summary>
+/// A reading end as a guard: a channel's <see cref="AltingChannelIn{T}"/>, or a guard from outside
+/// the library that also reads (a remote end). Helpers take it so that their scenarios run over both.
+/// </summary>
+internal readonly record struct InputEnd(Guard Guard, IChannelIn<int> In)
+{
+    public static implicit operator InputEnd(AltingChannelIn<int> end) => FromChannelEnd(end);
+
+    internal static InputEnd FromChannelEnd(AltingChannelIn<int> end) => new(end, end);
+}
+
 /// <summary>Theory data shared by the alternation tests.</summary>
 public static class AltData
 {

@@ -1,3 +1,4 @@
+using CspNet.Tests.Alternation.Contract;
 using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Alternation;
@@ -7,23 +8,30 @@ public class InputGuardTests
 {
     [Theory(Timeout = 10000)]
     [MemberData(nameof(AltData.KindsAndCapacities), MemberType = typeof(AltData))]
-    public async Task PriSelectAsync_WriterArrives_ChoosesItsGuardAndReadReturnsValueSynchronously(AltKind kind, int capacity)
+    public Task PriSelectAsync_WriterArrives_ChoosesItsGuardAndReadReturnsValueSynchronously(AltKind kind, int capacity)
     {
-        CspChannel<int> a = AltChannels.Create<int>(kind, capacity);
-        CspChannel<int> b = AltChannels.Create<int>(kind, capacity);
-        AltingChannelIn<int> inA = AltChannels.InFor(a, kind);
-        AltingChannelIn<int> inB = AltChannels.InFor(b, kind);
-        var alt = new Alternative(inA, inB);
+        TestSource a = TestSource.Local(kind, capacity);
+        TestSource b = TestSource.Local(kind, capacity);
+        return WriterArrivesScenario(a, a.CreateEnd(), b, b.CreateEnd());
+    }
 
-        for (int n = 0; n < 20; n++)
+    /// <summary>
+    /// Selects (PriSelectAsync, every third time FairSelectAsync) over ends of <paramref name="a"/>
+    /// and <paramref name="b"/> while nothing is there, then writes to one of them: the select
+    /// chooses that end, and its read returns the value synchronously.
+    /// </summary>
+    internal static async Task WriterArrivesScenario(TestSource a, InputEnd inA, TestSource b, InputEnd inB)
+    {
+        var alt = new Alternative(inA.Guard, inB.Guard);
+        for (int n = 0; n < 40; n++)
         {
-            ValueTask<int> select = alt.PriSelectAsync();
+            ValueTask<int> select = n % 3 == 0 ? alt.FairSelectAsync() : alt.PriSelectAsync();
             Assert.False(select.IsCompleted, "Nothing to read yet.");
-            CspChannel<int> target = n % 2 == 0 ? b : a;
+            TestSource target = n % 2 == 0 ? b : a;
             ValueTask write = target.WriteAsync(n);
             int chosen = await select;
             Assert.Equal(n % 2 == 0 ? 1 : 0, chosen);
-            ValueTask<int> read = (chosen == 0 ? inA : inB).ReadAsync();
+            ValueTask<int> read = (chosen == 0 ? inA : inB).In.ReadAsync();
             Assert.True(read.IsCompletedSuccessfully, "The chosen value is held by the end.");
             Assert.Equal(n, await read);
             await write;
