@@ -50,7 +50,10 @@ internal sealed class DelayedChannelEnd<T> : Guard, IChannelIn<T>
         _peer = peer;
     }
 
-    /// <summary>Whether readiness found at enable time is signalled at once (true), or only when the next push arrives.</summary>
+    /// <summary>
+    /// Whether <see cref="Enable"/> signals at once when the newest state this end knows says ready
+    /// (true), or asks the peer for its state and signals when that answer arrives (false).
+    /// </summary>
     internal bool SignalKnownReadinessOnEnable { get; init; } = true;
 
     /// <summary>Completes once a push has told this end that its peer is ready (test hook: makes selection order deterministic).</summary>
@@ -126,12 +129,23 @@ internal sealed class DelayedChannelEnd<T> : Guard, IChannelIn<T>
             if (_known.Lost)
             {
                 site.Fail(new IOException("The peer of a remote channel end is lost."));
+                return;
             }
-            else if (_known.Ready && SignalKnownReadinessOnEnable)
+
+            if (SignalKnownReadinessOnEnable)
             {
-                site.Signal();
+                if (_known.Ready)
+                {
+                    site.Signal();
+                }
+
+                return;
             }
         }
+
+        // Without trusting what it knows, the end asks: the answer comes back as a push, late.
+        // (Asking nothing would wait forever for readiness that arrived before the subscription.)
+        _peer.RequestState(this);
     }
 
     protected internal override void Disable(GuardSite site)

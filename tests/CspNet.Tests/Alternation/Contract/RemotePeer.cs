@@ -81,18 +81,29 @@ internal sealed class RemotePeer<T>(int capacity, Latency latency)
     }
 
     /// <summary>A new end connected to this peer, for one reading process.</summary>
-    internal DelayedChannelEnd<T> CreateEnd()
+    /// <param name="signalKnownReadinessOnEnable">See <see cref="DelayedChannelEnd{T}.SignalKnownReadinessOnEnable"/>.</param>
+    internal DelayedChannelEnd<T> CreateEnd(bool signalKnownReadinessOnEnable = true)
     {
-        var end = new DelayedChannelEnd<T>(this);
-        PeerState state;
+        var end = new DelayedChannelEnd<T>(this) { SignalKnownReadinessOnEnable = signalKnownReadinessOnEnable };
         lock (_lock)
         {
             _ends = [.. _ends, end];
+        }
+
+        RequestState(end);
+        return end;
+    }
+
+    /// <summary>Sends <paramref name="end"/> the peer's current state, through the latency.</summary>
+    internal void RequestState(DelayedChannelEnd<T> end)
+    {
+        PeerState state;
+        lock (_lock)
+        {
             state = StateLocked();
         }
 
         latency.Post(() => end.OnPeerState(state));
-        return end;
     }
 
     internal void Write(T value) => WriteAsync(value).AsTask().GetAwaiter().GetResult();
