@@ -113,7 +113,7 @@ public class EngineGapTests
         timer.RelativeTimeOut(20);
 
         Task<int> select = new Alternative(end, timer).PriSelectAsync().AsTask();
-        await latency.RequestWaiting;
+        await latency.LegWaiting;
         Task first = await Task.WhenAny(select, Task.Delay(1000));
         latency.Open();
         int chosen = await select;

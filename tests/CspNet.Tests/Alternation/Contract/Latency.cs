@@ -75,49 +75,32 @@ internal abstract class Latency
 }
 
 /// <summary>
-/// A network whose reservation requests wait until the test lets them through (or their token
-/// fires), so that a test can act while a reservation is in flight. Notifications arrive at once.
+/// A network that lets its first <c>legsThrough</c> legs pass at once and holds every later one
+/// until the test opens the gate (or the leg's token fires), so that a test can act while a
+/// reservation's request or reply is in flight. Notifications arrive at once.
 /// </summary>
-internal sealed class GatedLatency : Latency
+internal sealed class GatedLatency(int legsThrough = 0) : Latency
 {
-    private readonly object _lock = new();
-    private TaskCompletionSource _started = NewSource();
-    private TaskCompletionSource _gate = NewSource();
+    private readonly TaskCompletionSource _waiting = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource _gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private int _legs;
 
-    /// <summary>Completes when a request leg is waiting at the gate.</summary>
-    internal Task RequestWaiting
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _started.Task;
-            }
-        }
-    }
+    /// <summary>Completes when a leg is held at the gate.</summary>
+    internal Task LegWaiting => _waiting.Task;
 
-    /// <summary>Lets the waiting leg (and every later one) through.</summary>
-    internal void Open()
-    {
-        lock (_lock)
-        {
-            _gate.TrySetResult();
-        }
-    }
+    /// <summary>Lets the held leg, and every later one, through.</summary>
+    internal void Open() => _gate.TrySetResult();
 
     internal override async ValueTask TravelAsync(CancellationToken cancellationToken)
     {
-        Task gate;
-        lock (_lock)
+        if (Interlocked.Increment(ref _legs) <= legsThrough)
         {
-            gate = _gate.Task;
-            _started.TrySetResult();
+            return;
         }
 
-        await gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        _waiting.TrySetResult();
+        await _gate.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
     internal override void Post(Action deliver) => deliver();
-
-    private static TaskCompletionSource NewSource() => new(TaskCreationOptions.RunContinuationsAsynchronously);
 }
