@@ -31,6 +31,9 @@ internal abstract class TestSource
         _ => throw new ArgumentOutOfRangeException(nameof(kind)),
     };
 
+    /// <summary>A remote source with random latency whose ends learn readiness only when they ask, as a selection enables them.</summary>
+    internal static TestSource LateReadiness(int capacity) => new RemoteSource(new RemotePeer<int>(capacity, Latency.Random), signalKnownReadinessOnEnable: false);
+
     /// <summary>A source and one reading end of it.</summary>
     internal static (TestSource Source, InputEnd End) Open(EndKind kind, int capacity = 0)
     {
@@ -70,13 +73,13 @@ internal abstract class TestSource
         internal override void Poison() => channel.Poison();
     }
 
-    private sealed class RemoteSource(RemotePeer<int> peer) : TestSource
+    private sealed class RemoteSource(RemotePeer<int> peer, bool signalKnownReadinessOnEnable = true) : TestSource
     {
         internal override bool IsRemote => true;
 
         internal override InputEnd CreateEnd()
         {
-            DelayedChannelEnd<int> end = peer.CreateEnd();
+            DelayedChannelEnd<int> end = peer.CreateEnd(signalKnownReadinessOnEnable);
             return new InputEnd(end, end);
         }
 
