@@ -161,4 +161,10 @@ public class ContractChoiceTests
         Assert.Equal(100, ends[1].In.Read());
         Assert.Equal(300, await ends[3].In.ReadAsync());
     }
+
+    /// <summary>The mixed-readers scenario of <see cref="InputGuardTests"/>: alternating and plain readers share two sources of each kind.</summary>
+    [Theory(Timeout = 30000)]
+    [MemberData(nameof(ContractData.Kinds), MemberType = typeof(ContractData))]
+    public Task Select_MixedAlternatingAndPlainReaders_EveryItemReadExactlyOnce(EndKind kind) =>
+        InputGuardTests.MixedReadersScenario(() => TestSource.Create(kind, capacity: 2), writersPerChannel: 2, alternators: 3, plainReaders: true);
 }
