@@ -1,3 +1,4 @@
+using CspNet.Tests.Alternation.Contract;
 using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Alternation;
@@ -7,57 +8,72 @@ public class AltPoisonTests
 {
     [Theory(Timeout = 10000)]
     [MemberData(nameof(AltData.Kinds), MemberType = typeof(AltData))]
-    public async Task PriSelect_PoisonedInput_ReturnsIndexAndReadThrowsPoison(AltKind kind)
+    public Task PriSelect_PoisonedInput_ReturnsIndexAndReadThrowsPoison(AltKind kind)
     {
-        CspChannel<int> channel = AltChannels.Create<int>(kind);
-        AltingChannelIn<int> end = AltChannels.InFor(channel, kind);
+        TestSource channel = TestSource.Local(kind);
+        return PoisonedInputScenario(channel, channel.CreateEnd());
+    }
+
+    /// <summary>A poisoned source makes its end ready: a select chooses it and the end's read throws PoisonException, again and again.</summary>
+    internal static async Task PoisonedInputScenario(TestSource source, InputEnd end)
+    {
         var never = new One2OneChannel<int>();
-        var alt = new Alternative(never.In, end);
-        channel.Poison();
+        var alt = new Alternative(never.In, end.Guard);
+        source.Poison();
 
         Assert.Equal(1, alt.PriSelect());
-        Assert.Throws<PoisonException>(() => end.Read());
+        Assert.Throws<PoisonException>(() => end.In.Read());
         Assert.Equal(1, await alt.FairSelectAsync());
-        await Assert.ThrowsAsync<PoisonException>(async () => await end.ReadAsync());
+        await Assert.ThrowsAsync<PoisonException>(async () => await end.In.ReadAsync());
 
         // Poison stays: the guard stays ready.
         Assert.Equal(1, alt.PriSelect());
-        Assert.Throws<PoisonException>(() => end.Read());
+        Assert.Throws<PoisonException>(() => end.In.Read());
     }
 
     [Theory(Timeout = 10000)]
     [MemberData(nameof(AltData.Kinds), MemberType = typeof(AltData))]
-    public async Task PriSelect_PoisonedBufferedInput_DrainsValuesBeforePoison(AltKind kind)
+    public Task PriSelect_PoisonedBufferedInput_DrainsValuesBeforePoison(AltKind kind)
     {
-        CspChannel<int> channel = AltChannels.Create<int>(kind, 3);
-        AltingChannelIn<int> end = AltChannels.InFor(channel, kind);
-        await channel.WriteAsync(1);
-        await channel.WriteAsync(2);
-        channel.Poison();
-        var alt = new Alternative(end);
+        TestSource channel = TestSource.Local(kind, 3);
+        return PoisonedBufferedInputScenario(channel, channel.CreateEnd());
+    }
+
+    /// <summary>A poisoned source with buffered values: selects choose its end for each value, then for the poison.</summary>
+    internal static async Task PoisonedBufferedInputScenario(TestSource source, InputEnd end)
+    {
+        await source.WriteAsync(1);
+        await source.WriteAsync(2);
+        source.Poison();
+        var alt = new Alternative(end.Guard);
 
         Assert.Equal(0, alt.PriSelect());
-        Assert.Equal(1, end.Read());
+        Assert.Equal(1, end.In.Read());
         Assert.Equal(0, await alt.PriSelectAsync());
-        Assert.Equal(2, await end.ReadAsync());
+        Assert.Equal(2, await end.In.ReadAsync());
         Assert.Equal(0, alt.PriSelect());
-        Assert.Throws<PoisonException>(() => end.Read());
+        Assert.Throws<PoisonException>(() => end.In.Read());
     }
 
     [Theory(Timeout = 10000)]
     [MemberData(nameof(AltData.Kinds), MemberType = typeof(AltData))]
-    public async Task PriSelectAsync_PoisonWhileWaiting_WakesWithGuardIndex(AltKind kind)
+    public Task PriSelectAsync_PoisonWhileWaiting_WakesWithGuardIndex(AltKind kind)
     {
-        CspChannel<int> channel = AltChannels.Create<int>(kind);
-        AltingChannelIn<int> end = AltChannels.InFor(channel, kind);
+        TestSource channel = TestSource.Local(kind);
+        return PoisonWhileWaitingScenario(channel, channel.CreateEnd());
+    }
+
+    /// <summary>Poison reaches a select parked on the source's end: it wakes and chooses the end, whose read throws.</summary>
+    internal static async Task PoisonWhileWaitingScenario(TestSource source, InputEnd end)
+    {
         var never = new One2OneChannel<int>();
-        var alt = new Alternative(never.In, new CSTimer(), end);
+        var alt = new Alternative(never.In, new CSTimer(), end.Guard);
 
         ValueTask<int> select = alt.PriSelectAsync();
         Assert.False(select.IsCompleted, "Parked before the poison.");
-        channel.Poison();
+        source.Poison();
         Assert.Equal(2, await select);
-        await Assert.ThrowsAsync<PoisonException>(async () => await end.ReadAsync());
+        await Assert.ThrowsAsync<PoisonException>(async () => await end.In.ReadAsync());
     }
 
     [Fact(Timeout = 10000)]

@@ -40,6 +40,17 @@ internal static class AltChannels
     internal static AltingChannelOut<T> OutFor<T>(CspChannel<T> channel, AltKind kind) => SharedWriter(kind) ? channel.CreateOut() : channel.Out;
 }
 
+/// <summary>
+/// A reading end as a guard: a channel's <see cref="AltingChannelIn{T}"/>, or a guard from outside
+/// the library that also reads (a remote end). Helpers take it so that their scenarios run over both.
+/// </summary>
+internal readonly record struct InputEnd(Guard Guard, IChannelIn<int> In)
+{
+    public static implicit operator InputEnd(AltingChannelIn<int> end) => FromChannelEnd(end);
+
+    internal static InputEnd FromChannelEnd(AltingChannelIn<int> end) => new(end, end);
+}
+
 /// <summary>Theory data shared by the alternation tests.</summary>
 public static class AltData
 {
@@ -134,6 +145,69 @@ internal static class AltThread
             return true;
         },
         name);
+}
+
+/// <summary>
+/// Processes of a stress run whose failure poisons everything (<c>poisonAll</c>), so that the other
+/// processes end and the failure is reported rather than hanging the run.
+/// </summary>
+internal sealed class FailFastProcesses(Parallel par, Action poisonAll)
+{
+    internal void AddThread(Action body) => par.AddProcess(() =>
+    {
+        try
+        {
+            body();
+        }
+        catch
+        {
+            poisonAll();
+            throw;
+        }
+    });
+
+    internal void AddAsync(Func<Task> body) => par.AddProcess(async _ =>
+    {
+        try
+        {
+            await body();
+        }
+        catch
+        {
+            poisonAll();
+            throw;
+        }
+    });
+}
+
+internal static class RandomCancel
+{
+    /// <summary>
+    /// Runs <paramref name="write"/> with a token that is cancelled, one time in
+    /// <paramref name="oneIn"/>, if the write did not complete at once; retries until a write
+    /// completes, and returns how many were cancelled (a cancelled write has written nothing).
+    /// </summary>
+    internal static async ValueTask<int> WriteAsync(Func<CancellationToken, ValueTask> write, Random random, int oneIn)
+    {
+        for (int cancelled = 0; ; cancelled++)
+        {
+            var cts = new CancellationTokenSource();
+            ValueTask attempt = write(cts.Token);
+            if (!attempt.IsCompleted && random.Next(oneIn) == 0)
+            {
+                cts.Cancel();
+            }
+
+            try
+            {
+                await attempt;
+                return cancelled;
+            }
+            catch (OperationCanceledException)
+            {
+            }
+        }
+    }
 }
 
 /// <summary>Counts distinct items: each must be seen exactly once.</summary>

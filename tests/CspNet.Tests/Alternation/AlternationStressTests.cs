@@ -191,21 +191,22 @@ internal sealed class AltStressRun(int itemsPerWriter, int seed)
     {
         long start = Stopwatch.GetTimestamp();
         var par = new Parallel();
-        AddThread(par, W0);
-        AddAsync(par, W1);
-        AddThread(par, W2);
-        AddAsync(par, W3);
-        AddThread(par, W4);
-        AddAsync(par, W5);
-        AddThread(par, W6);
-        AddThread(par, R0);
-        AddAsync(par, R1);
-        AddThread(par, R2);
-        AddAsync(par, R3);
-        AddThread(par, () => PlainThreadReader(_c0));
-        AddAsync(par, () => PlainAsyncReader(_c3, cancelAtRandom: false, 11));
-        AddAsync(par, () => PlainAsyncReader(_c1, cancelAtRandom: true, 12));
-        AddThread(par, () => PlainThreadReader(_c6));
+        var processes = new FailFastProcesses(par, PoisonAll);
+        processes.AddThread(W0);
+        processes.AddAsync(W1);
+        processes.AddThread(W2);
+        processes.AddAsync(W3);
+        processes.AddThread(W4);
+        processes.AddAsync(W5);
+        processes.AddThread(W6);
+        processes.AddThread(R0);
+        processes.AddAsync(R1);
+        processes.AddThread(R2);
+        processes.AddAsync(R3);
+        processes.AddThread(() => PlainThreadReader(_c0));
+        processes.AddAsync(() => PlainAsyncReader(_c3, cancelAtRandom: false, 11));
+        processes.AddAsync(() => PlainAsyncReader(_c1, cancelAtRandom: true, 12));
+        processes.AddThread(() => PlainThreadReader(_c6));
         await par.RunAsync();
 
         return new Result(
@@ -219,33 +220,6 @@ internal sealed class AltStressRun(int itemsPerWriter, int seed)
             AltTime.MillisecondsSince(start) / 1000.0,
             seed);
     }
-
-    /// <summary>A party that fails poisons every channel, so that the others end and the failure is reported rather than hanging the run.</summary>
-    private void AddThread(Parallel par, Action body) => par.AddProcess(() =>
-    {
-        try
-        {
-            body();
-        }
-        catch
-        {
-            PoisonAll();
-            throw;
-        }
-    });
-
-    private void AddAsync(Parallel par, Func<Task> body) => par.AddProcess(async _ =>
-    {
-        try
-        {
-            await body();
-        }
-        catch
-        {
-            PoisonAll();
-            throw;
-        }
-    });
 
     private void PoisonAll()
     {
@@ -297,25 +271,7 @@ internal sealed class AltStressRun(int itemsPerWriter, int seed)
         {
             MaybeCancelReader(random);
             CspChannel<int> target = v % 2 == 0 ? _c1 : _c5;
-            while (true)
-            {
-                var cts = new CancellationTokenSource();
-                ValueTask write = target.WriteAsync(v, cts.Token);
-                if (!write.IsCompleted && random.Next(4) == 0)
-                {
-                    cts.Cancel();
-                }
-
-                try
-                {
-                    await write;
-                    break;
-                }
-                catch (OperationCanceledException)
-                {
-                    Interlocked.Increment(ref _cancelledWrites);
-                }
-            }
+            Interlocked.Add(ref _cancelledWrites, await RandomCancel.WriteAsync(ct => target.WriteAsync(v, ct), random, 4));
         }
 
         WriterDone();

@@ -1,3 +1,4 @@
+using CspNet.Tests.Alternation.Contract;
 using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Alternation;
@@ -30,11 +31,21 @@ public class AsyncSelectTests
     [InlineData(SelectMethod.Pri)]
     [InlineData(SelectMethod.Fair)]
     [InlineData(SelectMethod.Any)]
-    public async Task SelectAsync_CancelledWhileWaiting_ThrowsAndLaterValueStillAvailable(SelectMethod method)
+    public Task SelectAsync_CancelledWhileWaiting_ThrowsAndLaterValueStillAvailable(SelectMethod method)
     {
-        var channel = new One2OneChannel<int>();
-        var other = new One2OneChannel<int>(new FifoBuffer<int>(1));
-        var alt = new Alternative(channel.In, other.In, new CSTimer());
+        TestSource channel = TestSource.Local(AltKind.One2One);
+        TestSource other = TestSource.Local(AltKind.One2One, 1);
+        return CancelledWhileWaitingScenario(method, channel, channel.CreateEnd(), other, other.CreateEnd());
+    }
+
+    /// <summary>
+    /// A select over <paramref name="end"/>, <paramref name="otherEnd"/> and a timer without timeout
+    /// is cancelled while it waits: it throws, and has taken and holds nothing, so the next values
+    /// go to the next reads. <paramref name="other"/> is buffered.
+    /// </summary>
+    internal static async Task CancelledWhileWaitingScenario(SelectMethod method, TestSource source, InputEnd end, TestSource other, InputEnd otherEnd)
+    {
+        var alt = new Alternative(end.Guard, otherEnd.Guard, new CSTimer());
         using var cts = new CancellationTokenSource();
 
         ValueTask<int> select = SelectAsync(alt, method, cts.Token);
@@ -44,12 +55,12 @@ public class AsyncSelectTests
         Assert.Equal(cts.Token, e.CancellationToken);
 
         // The cancelled select took nothing and holds nothing: the next values go to the next reads.
-        ValueTask write = channel.WriteAsync(5);
+        ValueTask write = source.WriteAsync(5);
         Assert.False(write.IsCompleted, "Nobody has taken the value yet.");
         await other.WriteAsync(6);
-        Assert.Equal(6, await other.ReadAsync());
+        Assert.Equal(6, await otherEnd.In.ReadAsync());
         Assert.Equal(0, await SelectAsync(alt, method, CancellationToken.None));
-        Assert.Equal(5, channel.In.Read());
+        Assert.Equal(5, end.In.Read());
         await write;
     }
 
@@ -183,13 +194,17 @@ public class AsyncSelectTests
     /// </summary>
     [Theory(Timeout = 60000)]
     [MemberData(nameof(CancellationRaceCases))]
-    public async Task SelectAsync_CancellationRacingWithWrites_NothingLostOrDuplicated(AltKind kind, int capacity)
+    public Task SelectAsync_CancellationRacingWithWrites_NothingLostOrDuplicated(AltKind kind, int capacity) =>
+        CancellationRaceScenario(
+            TestSource.Local(kind, capacity),
+            TestSource.Local(kind, capacity),
+            writers: AltChannels.SharedWriter(kind) ? 4 : 2,
+            readers: AltChannels.SharedReader(kind) ? 2 : 1,
+            itemsPerWriter: 15000);
+
+    /// <summary>The race above over any two sources: writers alternate between them; each reader selects over its own ends of both.</summary>
+    internal static async Task CancellationRaceScenario(TestSource a, TestSource b, int writers, int readers, int itemsPerWriter)
     {
-        const int itemsPerWriter = 15000;
-        CspChannel<int> a = AltChannels.Create<int>(kind, capacity);
-        CspChannel<int> b = AltChannels.Create<int>(kind, capacity);
-        int writers = AltChannels.SharedWriter(kind) ? 4 : 2;
-        int readers = AltChannels.SharedReader(kind) ? 2 : 1;
         var counter = new ItemCounter(writers * itemsPerWriter);
         var readerTokens = new CancellationTokenSource?[readers];
         long cancelledSelects = 0;
@@ -199,7 +214,7 @@ public class AsyncSelectTests
 
         for (int w = 0; w < writers; w++)
         {
-            CspChannel<int> target = w % 2 == 0 ? a : b;
+            TestSource target = w % 2 == 0 ? a : b;
             int first = w * itemsPerWriter;
             var random = new Random(w);
             void CancelSomeReader()
@@ -269,10 +284,10 @@ public class AsyncSelectTests
         for (int r = 0; r < readers; r++)
         {
             int me = r;
-            AltingChannelIn<int> x = AltChannels.InFor(a, kind);
-            AltingChannelIn<int> y = AltChannels.InFor(b, kind);
-            AltingChannelIn<int>[] ins = [x, y];
-            var alt = new Alternative(x, y);
+            InputEnd x = a.CreateEnd();
+            InputEnd y = b.CreateEnd();
+            IChannelIn<int>[] ins = [x.In, y.In];
+            var alt = new Alternative(x.Guard, y.Guard);
             bool[] open = [true, true];
             par.AddProcess(async _ =>
             {

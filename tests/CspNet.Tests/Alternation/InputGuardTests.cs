@@ -1,3 +1,4 @@
+using CspNet.Tests.Alternation.Contract;
 using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Alternation;
@@ -7,23 +8,30 @@ public class InputGuardTests
 {
     [Theory(Timeout = 10000)]
     [MemberData(nameof(AltData.KindsAndCapacities), MemberType = typeof(AltData))]
-    public async Task PriSelectAsync_WriterArrives_ChoosesItsGuardAndReadReturnsValueSynchronously(AltKind kind, int capacity)
+    public Task PriSelectAsync_WriterArrives_ChoosesItsGuardAndReadReturnsValueSynchronously(AltKind kind, int capacity)
     {
-        CspChannel<int> a = AltChannels.Create<int>(kind, capacity);
-        CspChannel<int> b = AltChannels.Create<int>(kind, capacity);
-        AltingChannelIn<int> inA = AltChannels.InFor(a, kind);
-        AltingChannelIn<int> inB = AltChannels.InFor(b, kind);
-        var alt = new Alternative(inA, inB);
+        TestSource a = TestSource.Local(kind, capacity);
+        TestSource b = TestSource.Local(kind, capacity);
+        return WriterArrivesScenario(a, a.CreateEnd(), b, b.CreateEnd());
+    }
 
-        for (int n = 0; n < 20; n++)
+    /// <summary>
+    /// Selects (PriSelectAsync, every third time FairSelectAsync) over ends of <paramref name="a"/>
+    /// and <paramref name="b"/> while nothing is there, then writes to one of them: the select
+    /// chooses that end, and its read returns the value synchronously.
+    /// </summary>
+    internal static async Task WriterArrivesScenario(TestSource a, InputEnd inA, TestSource b, InputEnd inB)
+    {
+        var alt = new Alternative(inA.Guard, inB.Guard);
+        for (int n = 0; n < 40; n++)
         {
-            ValueTask<int> select = alt.PriSelectAsync();
+            ValueTask<int> select = n % 3 == 0 ? alt.FairSelectAsync() : alt.PriSelectAsync();
             Assert.False(select.IsCompleted, "Nothing to read yet.");
-            CspChannel<int> target = n % 2 == 0 ? b : a;
+            TestSource target = n % 2 == 0 ? b : a;
             ValueTask write = target.WriteAsync(n);
             int chosen = await select;
             Assert.Equal(n % 2 == 0 ? 1 : 0, chosen);
-            ValueTask<int> read = (chosen == 0 ? inA : inB).ReadAsync();
+            ValueTask<int> read = (chosen == 0 ? inA : inB).In.ReadAsync();
             Assert.True(read.IsCompletedSuccessfully, "The chosen value is held by the end.");
             Assert.Equal(n, await read);
             await write;
@@ -108,14 +116,25 @@ public class InputGuardTests
     /// </summary>
     [Theory(Timeout = 60000)]
     [MemberData(nameof(AltData.KindsAndCapacities), MemberType = typeof(AltData))]
-    public async Task Select_MixedAlternatingAndPlainReaders_EveryItemReadExactlyOnce(AltKind kind, int capacity)
+    public Task Select_MixedAlternatingAndPlainReaders_EveryItemReadExactlyOnce(AltKind kind, int capacity) =>
+        MixedReadersScenario(
+            () => TestSource.Local(kind, capacity),
+            writersPerChannel: AltChannels.SharedWriter(kind) ? 2 : 1,
+            alternators: AltChannels.SharedReader(kind) ? 3 : 1,
+            plainReaders: AltChannels.SharedReader(kind));
+
+    /// <summary>
+    /// Alternating readers (thread FairSelect, async PriSelectAsync, async FairSelectAsync), each
+    /// over its own ends of two sources, and optionally plain readers on the same sources, with
+    /// thread and async writers. Every item is read exactly once; every async read after a select
+    /// completes synchronously.
+    /// </summary>
+    internal static async Task MixedReadersScenario(Func<TestSource> create, int writersPerChannel, int alternators, bool plainReaders)
     {
         const int itemsPerWriter = 5000;
-        int writersPerChannel = AltChannels.SharedWriter(kind) ? 2 : 1;
-        int alternators = AltChannels.SharedReader(kind) ? 3 : 1;
-        CspChannel<int> a = AltChannels.Create<int>(kind, capacity);
-        CspChannel<int> b = AltChannels.Create<int>(kind, capacity);
-        CspChannel<int>[] channels = [a, b];
+        TestSource a = create();
+        TestSource b = create();
+        TestSource[] channels = [a, b];
         int writers = 2 * writersPerChannel;
         var counter = new ItemCounter(writers * itemsPerWriter);
         int writersLeft = writers;
@@ -123,7 +142,7 @@ public class InputGuardTests
 
         for (int w = 0; w < writers; w++)
         {
-            CspChannel<int> target = channels[w % 2];
+            TestSource target = channels[w % 2];
             int first = w * itemsPerWriter;
             void Done()
             {
@@ -162,22 +181,13 @@ public class InputGuardTests
 
         for (int r = 0; r < alternators; r++)
         {
-            AltingChannelIn<int> x = AltChannels.InFor(a, kind);
-            AltingChannelIn<int> y = AltChannels.InFor(b, kind);
-            if (r % 3 == 0)
-            {
-                OutputGuardTests.AddAlternatingReader(par, x, y, isAsync: false, counter);
-            }
-            else
-            {
-                OutputGuardTests.AddAlternatingReader(par, x, y, isAsync: true, counter);
-            }
+            OutputGuardTests.AddAlternatingReader(par, a.CreateEnd(), b.CreateEnd(), isAsync: r % 3 != 0, counter);
         }
 
-        if (AltChannels.SharedReader(kind))
+        if (plainReaders)
         {
-            OutputGuardTests.AddPlainReader(par, a, isAsync: false, counter);
-            OutputGuardTests.AddPlainReader(par, b, isAsync: true, counter);
+            OutputGuardTests.AddPlainReader(par, a.CreateEnd().In, isAsync: false, counter);
+            OutputGuardTests.AddPlainReader(par, b.CreateEnd().In, isAsync: true, counter);
         }
 
         await par.RunAsync();

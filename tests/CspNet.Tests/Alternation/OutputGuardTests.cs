@@ -390,10 +390,10 @@ public class OutputGuardTests
     /// A reader alternating over two input ends until both channels are poisoned (a poisoned
     /// guard is switched off with its precondition, so the other channel is still drained).
     /// </summary>
-    internal static void AddAlternatingReader(Parallel par, AltingChannelIn<int> x, AltingChannelIn<int> y, bool isAsync, ItemCounter counter)
+    internal static void AddAlternatingReader(Parallel par, InputEnd x, InputEnd y, bool isAsync, ItemCounter counter)
     {
-        AltingChannelIn<int>[] ins = [x, y];
-        var alt = new Alternative(x, y);
+        IChannelIn<int>[] ins = [x.In, y.In];
+        var alt = new Alternative(x.Guard, y.Guard);
         bool[] open = [true, true];
         if (isAsync)
         {

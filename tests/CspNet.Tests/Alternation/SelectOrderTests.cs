@@ -1,3 +1,4 @@
+using CspNet.Tests.Alternation.Contract;
 using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Alternation;
@@ -281,16 +282,27 @@ public class SelectOrderTests
     [Theory(Timeout = 60000)]
     [InlineData(false)]
     [InlineData(true)]
-    public async Task FairSelect_StressedAltWithAlwaysReadyWriters_EachGuardExactlyOncePerWindow(bool asyncSelect)
+    public Task FairSelect_StressedAltWithAlwaysReadyWriters_EachGuardExactlyOncePerWindow(bool asyncSelect)
     {
-        const int k = 6;
         const int capacity = 4000;
+        TestSource[] sources = [.. Enumerable.Range(0, 6).Select(_ => TestSource.Local(AltKind.One2One, capacity))];
+        return StressedAltScenario(sources, capacity, asyncSelect);
+    }
+
+    /// <summary>
+    /// The StressedAlt above over any sources, each buffered with <paramref name="capacity"/>.
+    /// Selections start once every buffer is full and every end knows it is ready
+    /// (<see cref="TestSource.ReadyKnown"/>): every window of k consecutive FairSelect calls then
+    /// chooses each guard exactly once, and each source's values arrive in order.
+    /// </summary>
+    internal static async Task StressedAltScenario(TestSource[] sources, int capacity, bool asyncSelect)
+    {
+        int k = sources.Length;
         const int stride = 1 << 24;
-        var channels = new One2OneChannel<int>[k];
+        InputEnd[] ends = [.. sources.Select(s => s.CreateEnd())];
         var full = new TaskCompletionSource[k];
         for (int i = 0; i < k; i++)
         {
-            channels[i] = new One2OneChannel<int>(new FifoBuffer<int>(capacity));
             full[i] = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         }
 
@@ -306,7 +318,7 @@ public class SelectOrderTests
                     {
                         for (int n = 0; ; n++)
                         {
-                            channels[me].Write((me * stride) + n);
+                            sources[me].Write((me * stride) + n);
                             if (n == capacity - 1)
                             {
                                 full[me].SetResult();
@@ -326,7 +338,7 @@ public class SelectOrderTests
                     {
                         for (int n = 0; ; n++)
                         {
-                            await channels[me].WriteAsync((me * stride) + n, ct);
+                            await sources[me].WriteAsync((me * stride) + n, ct);
                             if (n == capacity - 1)
                             {
                                 full[me].SetResult();
@@ -342,8 +354,9 @@ public class SelectOrderTests
 
         Task writing = writers.RunAsync();
         await Task.WhenAll(full.Select(f => f.Task));
+        await Task.WhenAll(ends.Select(TestSource.ReadyKnown));
 
-        var alt = new Alternative(Ins(channels));
+        var alt = new Alternative([.. ends.Select(e => e.Guard)]);
         var chosen = new int[k * capacity];
         var next = new int[k];
         int outOfOrder = 0;
@@ -353,7 +366,7 @@ public class SelectOrderTests
             {
                 int i = await alt.FairSelectAsync();
                 chosen[s] = i;
-                if (await channels[i].In.ReadAsync() != (i * stride) + next[i]++)
+                if (await ends[i].In.ReadAsync() != (i * stride) + next[i]++)
                 {
                     outOfOrder++;
                 }
@@ -367,7 +380,7 @@ public class SelectOrderTests
                 {
                     int i = alt.FairSelect();
                     chosen[s] = i;
-                    if (channels[i].In.Read() != (i * stride) + next[i]++)
+                    if (ends[i].In.Read() != (i * stride) + next[i]++)
                     {
                         outOfOrder++;
                     }
@@ -375,9 +388,9 @@ public class SelectOrderTests
             }).Completion;
         }
 
-        foreach (One2OneChannel<int> channel in channels)
+        foreach (TestSource source in sources)
         {
-            channel.Poison();
+            source.Poison();
         }
 
         await writing;
