@@ -145,6 +145,12 @@ internal sealed partial class AlternativeCore
     private async ValueTask ReserveAsync(int index, CancellationToken cancellationToken)
     {
         CancellationTokenSource source = StartReserve(index);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            // Cancelled between the caller's last check and the source's publication.
+            source.Cancel();
+        }
+
         bool reserved = false;
         try
         {

@@ -521,7 +521,10 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         var source = new CancellationTokenSource();
 #pragma warning restore CA2000
         Volatile.Write(ref _reserving, index);
-        Volatile.Write(ref _pendingReserve, source);
+
+        // A full fence (not a volatile write) before the state is read below: a claim or a
+        // cancellation either sees the source and cancels it, or is seen here.
+        Interlocked.Exchange(ref _pendingReserve, source);
 
         // A timeout is only as good as the slowest peer unless it also ends the reservation.
         long deadline = EarliestDeadline();

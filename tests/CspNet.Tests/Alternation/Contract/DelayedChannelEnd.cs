@@ -119,7 +119,25 @@ internal sealed class DelayedChannelEnd<T> : Guard, IChannelIn<T>
         readyKnown?.TrySetResult();
     }
 
-    protected internal override bool TryCommit(GuardSite site) => _holding;
+    protected internal override bool TryCommit(GuardSite site)
+    {
+        if (_holding)
+        {
+            return true;
+        }
+
+        // Ready as far as this end knows, but committing takes a round trip: say so, and the
+        // engine reserves it in its turn (the contract's convention for asynchronous guards).
+        lock (_lock)
+        {
+            if (_known.Ready || _known.Lost)
+            {
+                site.Signal();
+            }
+        }
+
+        return false;
+    }
 
     protected internal override void Enable(GuardSite site)
     {

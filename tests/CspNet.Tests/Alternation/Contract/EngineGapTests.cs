@@ -3,15 +3,13 @@ using CspNet.Alternation;
 namespace CspNet.Tests.Alternation.Contract;
 
 /// <summary>
-/// ENGINE BUGS found while proving the guard contract (issue 9). Each test states what the public
-/// docs promise and FAILS on the current engine; none is a fault of the guards used. Filter them out
-/// with <c>--filter "Category!=EngineBug"</c> until the engine is fixed.
+/// Engine gaps found while proving the guard contract (issue 9), now fixed. Each test states what the public
+/// docs promise; each failed on the engine before the fix, and none was a fault of the guards used.
 /// </summary>
-[Trait("Category", "EngineBug")]
 public class EngineGapTests
 {
     /// <summary>
-    /// ENGINE BUG: guards that commit asynchronously lose to every synchronous guard, whatever the
+    /// Gap (fixed): guards that commit asynchronously lose to every synchronous guard, whatever the
     /// order. Alternative's docs: "among n guards each guard that stays ready is chosen at least once
     /// in any n consecutive calls", and Guard's: a guard of your own takes part "with the same
     /// guarantees". Here a remote end and a local end stay ready; the scan commits the local end
@@ -27,7 +25,7 @@ public class EngineGapTests
     }
 
     /// <summary>
-    /// ENGINE BUG (same cause): "PriSelect chooses the first ready guard in array order". A remote
+    /// Gap (same cause, fixed): "PriSelect chooses the first ready guard in array order". A remote
     /// end that is ready (and knows it) comes first, a ready local end second. Expected 0; actual 1.
     /// With <see cref="Skip"/> in place of the local end, a remote end is never chosen by a poll.
     /// </summary>
@@ -48,7 +46,7 @@ public class EngineGapTests
     }
 
     /// <summary>
-    /// ENGINE BUG: GuardSite's docs: "Calls made outside the enabled window of the current selection
+    /// Gap (fixed): GuardSite's docs: "Calls made outside the enabled window of the current selection
     /// are harmless: ... TryClaim returns false". A guard keeps its site from one selection (as a
     /// remote end's network thread would) and claims during the next, in which its precondition is
     /// false. Expected: false, and the selection goes on to choose guard 1. Actual: true, and the
@@ -73,7 +71,7 @@ public class EngineGapTests
     }
 
     /// <summary>
-    /// ENGINE BUG: as above for Fail, which the docs say "is ignored" outside the enabled window.
+    /// Gap (fixed): as above for Fail, which the docs say "is ignored" outside the enabled window.
     /// Expected: the selection chooses guard 1 when its writer comes. Actual: it throws the
     /// IOException of a guard it does not consider.
     /// </summary>
@@ -93,7 +91,7 @@ public class EngineGapTests
     }
 
     /// <summary>
-    /// ENGINE BUG: a timeout does not end a reservation in flight. A remote end that knows it is
+    /// Gap (fixed): a timeout does not end a reservation in flight. A remote end that knows it is
     /// ready is reserved; the peer does not answer (the reservation waits at a gate, honouring its
     /// token). The timer's 20 ms pass; nothing cancels the reservation, so the selection waits for
     /// the peer, however long: the timeout is only as good as the slowest peer. Expected: the
@@ -124,7 +122,7 @@ public class EngineGapTests
     }
 
     /// <summary>
-    /// ENGINE BUG: "A reservation is followed by exactly one Confirm or Release". A blocking
+    /// Gap (fixed): "A reservation is followed by exactly one Confirm or Release". A blocking
     /// PriSelect is interrupted (Thread.Interrupt) while it waits for a reservation; the engine
     /// fails the selection with the interrupt at once (cancelling the token) and abandons the
     /// reservation's task. The
