@@ -260,6 +260,12 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// <summary>Starts a scan: signals of synchronous guards that arrived before it are answered by it.</summary>
     private void BeginScan()
     {
+        if (!_anyAsynchronous)
+        {
+            Array.Clear(_signals);
+            return;
+        }
+
         for (int word = 0; word < _signals.Length; word++)
         {
             Interlocked.And(ref _signals[word], _asynchronousMask[word]);
@@ -421,6 +427,11 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// <summary>The next signalled guard that commits asynchronously, in selection order; its signal is consumed.</summary>
     private int TakeAsyncSignal()
     {
+        if (!_anyAsynchronous)
+        {
+            return -1;
+        }
+
         int n = _guards.Length;
         for (int k = 0, i = _start; k < n; k++, i = i + 1 == n ? 0 : i + 1)
         {
@@ -457,6 +468,11 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// <summary>Whether an asynchronous guard has a signal pending.</summary>
     private bool AsyncSignalPending()
     {
+        if (!_anyAsynchronous)
+        {
+            return false;
+        }
+
         for (int i = 0; i < _guards.Length; i++)
         {
             if (_commitsAsynchronously[i] && _enabled[i] && (Volatile.Read(ref _signals[i >> 6]) & (1UL << i)) != 0)

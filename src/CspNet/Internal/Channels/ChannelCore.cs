@@ -15,7 +15,7 @@ namespace CspNet.Internal;
 /// <remarks>
 /// <para>
 /// All state changes happen under <see cref="_lock"/>, in one critical section per direction
-/// (<see cref="ReadLocked"/>, <see cref="WriteLocked"/>) that every blocking and async operation
+/// (<see cref="TryReadLocked"/>, <see cref="TryWriteLocked"/>) that every blocking and async operation
 /// goes through. Waking a partner always happens after the lock is released: a woken thread would
 /// otherwise run straight into the lock we hold.
 /// </para>
@@ -37,9 +37,6 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
     private bool _poisoned;
-
-    // What ReadLocked/WriteLocked return when told not to park and they would have to.
-    private static readonly Waiter<T> NotParked = new SyncWaiterPlaceholder();
 
     // Mirror of _buffer.Count, written under the lock and read without it as a readiness hint.
     private int _buffered;
@@ -75,13 +72,13 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     {
         // Checked on every call, not only when it would park: a misuse must not depend on timing.
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
-        SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
-        if (ReadLocked(waiter, out T item, out Waiter<T>? partner) is null)
+        if (TryReadLocked(Park.Thread, null, out T item, out Waiter<T>? partner, out Waiter<T>? parked))
         {
             partner?.Wake();
             return item;
         }
 
+        var waiter = (SyncWaiter<T>)parked!;
         waiter.WaitForPartner();
         item = waiter.Item!;
         waiter.Item = default;
@@ -91,15 +88,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     internal void Write(T item)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
-        SyncWaiter<T> waiter = SyncWaiter<T>.ForCurrentThread(this);
-        if (WriteLocked(item, waiter, out Waiter<T>? partner) is null)
+        if (TryWriteLocked(item, Park.Thread, null, out Waiter<T>? partner, out Waiter<T>? parked))
         {
             partner?.Wake();
             return;
         }
 
         // Returns only when a reader has taken the item (or moved it into the buffer).
-        waiter.WaitForPartner();
+        ((SyncWaiter<T>)parked!).WaitForPartner();
     }
 
 #pragma warning disable CA1031 // Exceptions are not swallowed: they fault the returned ValueTask, as an async method would.
@@ -111,17 +107,17 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         }
 
         // Without a token the waiter is rented inside the critical section, only if it must park;
-        // with one, cancellation is registered before the waiter can be queued (see AsyncWaiter).
+        // with one, cancellation is registered before the waiter can be queued (see AsyncWaiter),
+        // and only by a read that must park: registering costs more than a take.
         AsyncWaiter<T>? prepared = null;
         try
         {
-            Waiter<T>? parked;
             T item;
             Waiter<T>? partner;
+            Waiter<T>? parked;
             if (cancellationToken.CanBeCanceled)
             {
-                // Registering a cancellation costs more than a take: only a read that must park pays it.
-                if (ReadLocked(null, out item, out partner, mayPark: false) is null)
+                if (TryReadLocked(Park.No, null, out item, out partner, out _))
                 {
                     partner?.Wake();
                     return new ValueTask<T>(item);
@@ -131,15 +127,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 prepared.RegisterCancellation(cancellationToken);
             }
 
-            parked = ReadLocked(prepared, out item, out partner);
-            if (parked is null)
+            if (TryReadLocked(Park.Async, prepared, out item, out partner, out parked))
             {
                 prepared?.Discard();
                 partner?.Wake();
                 return new ValueTask<T>(item);
             }
 
-            return ((AsyncWaiter<T>)parked).AsReadTask();
+            return ((AsyncWaiter<T>)parked!).AsReadTask();
         }
         catch (Exception e)
         {
@@ -158,11 +153,11 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         AsyncWaiter<T>? prepared = null;
         try
         {
-            Waiter<T>? parked;
             Waiter<T>? partner;
+            Waiter<T>? parked;
             if (cancellationToken.CanBeCanceled)
             {
-                if (WriteLocked(item, null, out partner, mayPark: false) is null)
+                if (TryWriteLocked(item, Park.No, null, out partner, out _))
                 {
                     partner?.Wake();
                     return default;
@@ -172,15 +167,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 prepared.RegisterCancellation(cancellationToken);
             }
 
-            parked = WriteLocked(item, prepared, out partner);
-            if (parked is null)
+            if (TryWriteLocked(item, Park.Async, prepared, out partner, out parked))
             {
                 prepared?.Discard();
                 partner?.Wake();
                 return default;
             }
 
-            return ((AsyncWaiter<T>)parked).AsWriteTask();
+            return ((AsyncWaiter<T>)parked!).AsWriteTask();
         }
         catch (Exception e)
         {
@@ -190,42 +184,52 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     }
 #pragma warning restore CA1031
 
-    /// <summary>
-    /// The critical section of every read: takes an item (returns null, with the item and a partner
-    /// to wake), or parks <paramref name="waiter"/> (an async one is rented if it is null) and returns
-    /// it. Throws on poison and misuse. A waiter whose cancellation won before it could be queued is
-    /// returned unqueued: its task already reports the cancellation.
-    /// </summary>
-    private Waiter<T>? ReadLocked(Waiter<T>? waiter, out T item, out Waiter<T>? partner, bool mayPark = true)
+    /// <summary>How the critical section parks a party that cannot complete now.</summary>
+    private enum Park
     {
+        /// <summary>Not at all: report "would park" (the caller prepares a cancellable waiter first).</summary>
+        No,
+
+        /// <summary>This thread's cached <see cref="SyncWaiter{T}"/>.</summary>
+        Thread,
+
+        /// <summary>The prepared waiter, or an <see cref="AsyncWaiter{T}"/> rented here.</summary>
+        Async,
+    }
+
+    /// <summary>
+    /// The critical section of every read: takes an item (true, with a partner to wake), or parks a
+    /// waiter as <paramref name="park"/> says and returns it in <paramref name="parked"/> (false).
+    /// Throws on poison and misuse. A prepared waiter whose cancellation won before it could be
+    /// queued is returned unqueued: its task already reports the cancellation. A waiter is taken
+    /// only when the party must park, so a read that completes at once touches none.
+    /// </summary>
+    private bool TryReadLocked(Park park, AsyncWaiter<T>? prepared, out T item, out Waiter<T>? partner, out Waiter<T>? parked)
+    {
+        parked = null;
         lock (_lock)
         {
             AssertInvariants();
             if (TryTakeLocked(self: null, plainOnly: false, out item, out partner))
             {
-                return null;
+                return true;
             }
 
             ThrowIfCannotParkLocked(isReader: true, self: null);
-            if (!mayPark)
+            if (park != Park.No)
             {
-                return NotParked;
-            }
-
-            waiter ??= RentWaiter(isReader: true);
-            if (waiter.State == Waiter<T>.Pending)
-            {
-                _readers.Enqueue(waiter, isReader: true);
+                parked = ParkLocked(ref _readers, park, prepared, isReader: true);
             }
 
             AssertInvariants();
-            return waiter;
+            return false;
         }
     }
 
-    /// <summary>The critical section of every write; see <see cref="ReadLocked"/>.</summary>
-    private Waiter<T>? WriteLocked(T item, Waiter<T>? waiter, out Waiter<T>? partner, bool mayPark = true)
+    /// <summary>The critical section of every write; see <see cref="TryReadLocked"/>.</summary>
+    private bool TryWriteLocked(T item, Park park, AsyncWaiter<T>? prepared, out Waiter<T>? partner, out Waiter<T>? parked)
     {
+        parked = null;
         lock (_lock)
         {
             AssertInvariants();
@@ -236,25 +240,30 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
             if (TryPutLocked(item, self: null, plainOnly: false, out partner))
             {
-                return null;
+                return true;
             }
 
             ThrowIfCannotParkLocked(isReader: false, self: null);
-            if (!mayPark)
+            if (park != Park.No)
             {
-                return NotParked;
-            }
-
-            waiter ??= RentWaiter(isReader: false);
-            if (waiter.State == Waiter<T>.Pending)
-            {
-                waiter.Item = item;
-                _writers.Enqueue(waiter, isReader: false);
+                parked = ParkLocked(ref _writers, park, prepared, isReader: false);
+                parked.Item = item;
             }
 
             AssertInvariants();
-            return waiter;
+            return false;
         }
+    }
+
+    private Waiter<T> ParkLocked(ref WaiterQueue<T> queue, Park park, AsyncWaiter<T>? prepared, bool isReader)
+    {
+        Waiter<T> waiter = prepared is not null ? prepared : park == Park.Thread ? SyncWaiter<T>.ForCurrentThread(this) : RentWaiter(isReader);
+        if (waiter.State == Waiter<T>.Pending)
+        {
+            queue.Enqueue(waiter, isReader);
+        }
+
+        return waiter;
     }
 
     /// <summary>
@@ -459,14 +468,6 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered")}, " +
                     $"{_readers.Count} readers and {_writers.Count} writers waiting{(_poisoned ? ", poisoned" : "")}";
             }
-        }
-    }
-
-    /// <summary>A node that is never queued: the "would park" answer of a try-only critical section.</summary>
-    private sealed class SyncWaiterPlaceholder : Waiter<T>
-    {
-        internal override void Wake()
-        {
         }
     }
 }
