@@ -24,7 +24,12 @@ namespace CspNet;
 /// </remarks>
 public abstract class AltingChannelIn<T> : Guard, IChannelIn<T>
 {
-    private protected AltingChannelIn()
+    /// <summary>
+    /// Creates a reading end. Derive from this class to build a reading end of another kind that
+    /// can still be a guard (the distributed layer's remote ends do): implement the guard contract
+    /// described on <see cref="Guard"/>.
+    /// </summary>
+    protected AltingChannelIn()
     {
     }
 
