@@ -1,0 +1,114 @@
+// Listings 4 and 5 of the CSP.NET paper across three programs on this machine:
+//
+//   writer program "plus"  : AddIntegers(100) --plus (One2One)--+
+//                                                               +--> AltReader (this program)
+//   writer program "minus" : AddIntegers(50)  --minus (One2One)-+
+//
+// This program hosts the NameServer, joins it, starts the two writer programs (itself, run again
+// with writer arguments) and reads until neither channel has had anything for one second.
+//
+//   dotnet run --project samples/PlusMinus                                   everything at once
+//   dotnet run --project samples/PlusMinus -- reader <nameServerUri>          the reader only
+//   dotnet run --project samples/PlusMinus -- writer plus 100 <nameServerUri> a writer only
+using System.Diagnostics;
+using System.Globalization;
+using CspNet.Remote;
+using CspNet.Remote.NameServer;
+
+class Program
+{
+    const int Results = 10;            // each writer writes this many sums, then exits
+    const int PlusNumber = 100;        // plus writes 1 + ... + 99 = 4950
+    const int MinusNumber = 50;        // minus writes 1 + ... + 49 = 1225
+    static readonly TimeSpan StartUpLimit = TimeSpan.FromSeconds(30);
+
+    static async Task<int> Main(string[] args)
+    {
+        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
+        try
+        {
+            switch (args)
+            {
+                case []:
+                    return await RunAllAsync();
+                case ["reader", string nameServer]:
+                    return await RunReaderAsync(new Uri(nameServer), writers: null);
+                case ["writer", string channel, string number, string nameServer, ..var parent]:
+                    return RunWriter(channel, int.Parse(number), new Uri(nameServer), parent is [string pid] ? int.Parse(pid) : null);
+                default:
+                    Console.Error.WriteLine("usage: PlusMinus | PlusMinus reader <nameServerUri> | PlusMinus writer <channel> <number> <nameServerUri> [<parentPid>]");
+                    return 2;
+            }
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine($"error: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
+    }
+
+    /// <summary>The NameServer in this process, the reader here and the two writers as child programs.</summary>
+    static async Task<int> RunAllAsync()
+    {
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        Console.WriteLine($"NameServer at {nameServer.Uri}");
+        using var writers = new WriterPrograms();
+        return await RunReaderAsync(nameServer.Uri, writers);
+    }
+
+    /// <summary>Joins the NameServer, starts the writers if given, reads (listing 5) and checks what was read.</summary>
+    static async Task<int> RunReaderAsync(Uri nameServer, WriterPrograms? writers)
+    {
+        await CspManager.InitAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "reader" });
+        try
+        {
+            writers?.Start("plus", PlusNumber, nameServer);
+            writers?.Start("minus", MinusNumber, nameServer);
+            Stopwatch sinceStart = Stopwatch.StartNew();
+            var reader = new AltReader(writersStarting: () => sinceStart.Elapsed < StartUpLimit && writers?.AnyFailed != true);
+            await new Parallel(reader).RunAsync();
+            bool writersOk = writers is null || await writers.WaitAsync(TimeSpan.FromSeconds(10));
+
+            Console.WriteLine($"read {reader.FromPlus} from plus, {reader.FromMinus} from minus; total {reader.Result}");
+            bool complete = writers is null
+                ? reader.FromPlus > 0 && reader.FromMinus > 0
+                : reader.FromPlus == Results && reader.FromMinus == Results && reader.Result == Results * (Sum(PlusNumber) - Sum(MinusNumber));
+            return writersOk && complete ? 0 : 1;
+        }
+        finally
+        {
+            await CspManager.ShutdownAsync();
+        }
+    }
+
+    /// <summary>A writer program: joins the NameServer and runs one AddIntegers process.</summary>
+    static int RunWriter(string channel, int number, Uri nameServer, int? parentId)
+    {
+        if (parentId is int id)
+            ExitWith(Process.GetProcessById(id));
+
+        CspManager.Init(new CspNodeOptions { NameServer = nameServer, ProgramLabel = $"writer {channel}" });
+        try
+        {
+            new AddIntegers(number, Results, channel).Run();
+        }
+        finally
+        {
+            CspManager.Shutdown();
+        }
+
+        Console.WriteLine($"wrote {Results} sums to {channel}");
+        return 0;
+    }
+
+    /// <summary>Ends this program as soon as <paramref name="parent"/> ends, however it ends.</summary>
+    static void ExitWith(Process parent)
+    {
+        parent.EnableRaisingEvents = true;
+        parent.Exited += (_, _) => Environment.Exit(3);
+        if (parent.HasExited)
+            Environment.Exit(3);
+    }
+
+    static int Sum(int number) => number * (number - 1) / 2;
+}

@@ -1,0 +1,143 @@
+using System;
+using System.Globalization;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote;
+
+namespace CspNet;
+
+/// <summary>
+/// Chooses, once per program, whether named channels, barriers and buckets are shared with other
+/// programs (<see cref="Init(string, string)"/>) or stay inside this one
+/// (<see cref="InitStandAlone"/>), as in CSP.NET.
+/// </summary>
+/// <remarks>
+/// Call one of the Init methods at the start of the program, before the first named getter
+/// (<c>Factory.GetOne2OneIn&lt;T&gt;(name)</c> and the others). Calling Init again after a successful Init
+/// throws; call <see cref="Shutdown"/> first. Thread-safe.
+/// </remarks>
+public static class CspManager
+{
+    private static readonly Lock Gate = new();
+    private static CspNode? _node;
+
+    /// <summary>The node the named getters use.</summary>
+    /// <exception cref="InvalidOperationException">Neither Init nor InitStandAlone has been called.</exception>
+    public static CspNode Node => Volatile.Read(ref _node) ?? throw new InvalidOperationException(
+        "Named channels, barriers and buckets need CspManager.Init(port, nameServerPort) (shared with other programs) " +
+        "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program.");
+
+    /// <summary>Whether Init or InitStandAlone has been called (and not shut down).</summary>
+    public static bool IsInitialized => Volatile.Read(ref _node) is not null;
+
+    /// <summary>
+    /// Joins the distributed system: listens on <paramref name="port"/> of 127.0.0.1 and uses the
+    /// NameServer on <paramref name="nameServerPort"/> of this machine (paper listing 3).
+    /// </summary>
+    /// <param name="port">This program's port, as text ("0": any free port).</param>
+    /// <param name="nameServerPort">The NameServer's port on this machine, as text.</param>
+    public static void Init(string port, string nameServerPort) =>
+        Init(ParsePort(port, nameof(port)), ParsePort(nameServerPort, nameof(nameServerPort)));
+
+    /// <summary>
+    /// Joins the distributed system from a machine other programs reach at <paramref name="ip"/>,
+    /// with the NameServer at <paramref name="nameServerIp"/> (paper listing 6). Binding to an address
+    /// other than loopback requires a cluster key: use <see cref="Init(CspNodeOptions)"/> to give one.
+    /// </summary>
+    /// <param name="port">This program's port, as text.</param>
+    /// <param name="nameServerPort">The NameServer's port, as text.</param>
+    /// <param name="ip">This machine's address to listen on and to be dialled at.</param>
+    /// <param name="nameServerIp">The NameServer's address.</param>
+    public static void Init(string port, string nameServerPort, string ip, string nameServerIp) =>
+        Init(ParsePort(port, nameof(port)), ParsePort(nameServerPort, nameof(nameServerPort)), ip, nameServerIp);
+
+    /// <summary>Joins the distributed system on this machine; see <see cref="Init(string, string)"/>.</summary>
+    /// <param name="port">This program's port (0: any free port).</param>
+    /// <param name="nameServerPort">The NameServer's port on this machine.</param>
+    public static void Init(int port, int nameServerPort) => Init(port, nameServerPort, "127.0.0.1", "127.0.0.1");
+
+    /// <summary>Joins the distributed system; see <see cref="Init(string, string, string, string)"/>.</summary>
+    /// <param name="port">This program's port (0: any free port).</param>
+    /// <param name="nameServerPort">The NameServer's port.</param>
+    /// <param name="ip">This machine's address to listen on and to be dialled at.</param>
+    /// <param name="nameServerIp">The NameServer's address.</param>
+    public static void Init(int port, int nameServerPort, string ip, string nameServerIp)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(ip);
+        ArgumentException.ThrowIfNullOrEmpty(nameServerIp);
+        Init(new CspNodeOptions
+        {
+            Port = port,
+            Address = ip,
+            NameServer = new UriBuilder("http", nameServerIp, nameServerPort).Uri,
+            ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
+        });
+    }
+
+    /// <summary>Joins the distributed system with full options.</summary>
+    /// <param name="options">Where to listen, where the NameServer is, timeouts, limits and the cluster key.</param>
+    public static void Init(CspNodeOptions options) => InitAsync(options).GetAwaiter().GetResult();
+
+    /// <summary>Joins the distributed system with full options, without holding a thread while it starts.</summary>
+    /// <param name="options">Where to listen, where the NameServer is, timeouts, limits and the cluster key.</param>
+    /// <param name="cancellationToken">Gives up starting.</param>
+    /// <returns>A task that completes when this program is reachable and registered.</returns>
+    public static async Task InitAsync(CspNodeOptions options, CancellationToken cancellationToken = default)
+    {
+        ThrowIfInitialized();
+        CspNode node = await CspNode.StartAsync(options, cancellationToken).ConfigureAwait(false);
+        if (!TrySet(node))
+        {
+            await node.DisposeAsync().ConfigureAwait(false);
+            ThrowIfInitialized();
+        }
+    }
+
+    /// <summary>
+    /// Declares that this program shares nothing: named constructs are ordinary local ones and run
+    /// at the core's speed, with no NameServer, socket or serializer (paper section 3.2).
+    /// </summary>
+    public static void InitStandAlone()
+    {
+        ThrowIfInitialized();
+        if (!TrySet(CspNode.CreateStandAlone()))
+        {
+            ThrowIfInitialized();
+        }
+    }
+
+    /// <summary>Leaves the distributed system (or ends stand-alone mode); Init may then be called again.</summary>
+    public static void Shutdown() => ShutdownAsync().AsTask().GetAwaiter().GetResult();
+
+    /// <summary>Leaves the distributed system without holding a thread while links close.</summary>
+    /// <returns>A task that completes when everything is closed.</returns>
+    public static ValueTask ShutdownAsync() => Interlocked.Exchange(ref _node, null) is { } node ? node.DisposeAsync() : default;
+
+    private static bool TrySet(CspNode node)
+    {
+        lock (Gate)
+        {
+            if (_node is not null)
+            {
+                return false;
+            }
+
+            Volatile.Write(ref _node, node);
+            return true;
+        }
+    }
+
+    private static void ThrowIfInitialized()
+    {
+        if (Volatile.Read(ref _node) is { } node)
+        {
+            throw new InvalidOperationException(
+                $"CspManager is already initialized ({(node.IsDistributed ? $"distributed, port {node.Port}" : "stand-alone")}). Call CspManager.Shutdown() first to change it.");
+        }
+    }
+
+    private static int ParsePort(string text, string parameter) =>
+        int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port is >= 0 and <= 65535
+            ? port
+            : throw new ArgumentException($"'{text}' is not a port number (0..65535).", parameter);
+}

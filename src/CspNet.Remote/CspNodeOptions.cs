@@ -1,0 +1,107 @@
+using System;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote;
+
+/// <summary>
+/// How a program joins a distributed CspNet system: where its own endpoint listens, where the
+/// NameServer is, and the limits and timeouts of its links to other programs.
+/// </summary>
+/// <remarks>Read once by <see cref="CspNode.StartAsync"/>; changing an instance afterwards has no effect.</remarks>
+public sealed class CspNodeOptions
+{
+    /// <summary>
+    /// The IP address this program's endpoint binds to. Default <c>127.0.0.1</c>: only programs on
+    /// this machine can reach it. Any other address exposes it and requires <see cref="ClusterKey"/>.
+    /// </summary>
+    public string Address { get; set; } = "127.0.0.1";
+
+    /// <summary>The TCP port of this program's endpoint; 0 (the default) picks a free port.</summary>
+    public int Port { get; set; }
+
+    /// <summary>
+    /// The host name or address other programs dial to reach this one, if not <see cref="Address"/>
+    /// (required when binding to <c>0.0.0.0</c> or <c>::</c>).
+    /// </summary>
+    public string? AdvertisedHost { get; set; }
+
+    /// <summary>The NameServer's address. Default <c>http://127.0.0.1:9090</c>.</summary>
+    public Uri NameServer { get; set; } = new("http://127.0.0.1:9090");
+
+    /// <summary>
+    /// How long a peer program (or the NameServer) may stay silent before every party blocked on it
+    /// fails with <see cref="PeerLostException"/>. Default 5 seconds. A program that exits or is killed
+    /// is noticed at once; this bound covers a machine or network that disappears without a word.
+    /// </summary>
+    public TimeSpan PeerTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// How long the NameServer may stay unreachable while this program waits for it (to resolve or
+    /// register a name) before the call fails. Default 5 seconds.
+    /// </summary>
+    public TimeSpan NameServerTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Values larger than this are sent in chunks of this size. Default 1 MiB.</summary>
+    public int ChunkSize { get; set; } = 1 << 20;
+
+    /// <summary>
+    /// The largest value, in encoded bytes, this program sends or accepts. Default 256 MiB. A larger
+    /// value fails its write with an exception (locally) or RESOURCE_EXHAUSTED (remotely).
+    /// </summary>
+    public long MaxValueSize { get; set; } = 256L << 20;
+
+    /// <summary>
+    /// A shared secret every program of the system (and the NameServer) is given. When set, calls
+    /// without it are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a
+    /// loopback address: an exposed endpoint must not serve strangers.
+    /// </summary>
+    public string? ClusterKey { get; set; }
+
+    /// <summary>A label for this program in other programs' logs and error messages. Default: process name and id.</summary>
+    public string? ProgramLabel { get; set; }
+
+    /// <summary>Where the node logs (links opened and lost, refused requests). Default: nowhere.</summary>
+    public ILoggerFactory? LoggerFactory { get; set; }
+
+    internal CspNodeOptions Validated()
+    {
+        if (!System.Net.IPAddress.TryParse(Address, out System.Net.IPAddress? ip))
+        {
+            throw new ArgumentException($"CspNodeOptions.Address must be an IP address to bind to (got '{Address}'). Use 127.0.0.1 for this machine only.", nameof(Address));
+        }
+
+        if (Port is < 0 or > 65535)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Port), Port, "CspNodeOptions.Port must be 0 (any free port) or 1..65535.");
+        }
+
+        if (!System.Net.IPAddress.IsLoopback(ip) && string.IsNullOrEmpty(ClusterKey))
+        {
+            throw new ArgumentException(
+                $"Binding to {Address} exposes this program to the network: set CspNodeOptions.ClusterKey (the same secret in every program and the NameServer) so that strangers are refused.",
+                nameof(ClusterKey));
+        }
+
+        if ((ip.Equals(System.Net.IPAddress.Any) || ip.Equals(System.Net.IPAddress.IPv6Any)) && string.IsNullOrEmpty(AdvertisedHost))
+        {
+            throw new ArgumentException($"Binding to {Address} listens on every interface: set CspNodeOptions.AdvertisedHost to the address other programs should dial.", nameof(AdvertisedHost));
+        }
+
+        if (PeerTimeout <= TimeSpan.Zero || NameServerTimeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(PeerTimeout), "CspNodeOptions.PeerTimeout and NameServerTimeout must be positive.");
+        }
+
+        if (ChunkSize is < 1024 or > (16 << 20))
+        {
+            throw new ArgumentOutOfRangeException(nameof(ChunkSize), ChunkSize, "CspNodeOptions.ChunkSize must be between 1 KiB and 16 MiB.");
+        }
+
+        if (MaxValueSize < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxValueSize), MaxValueSize, "CspNodeOptions.MaxValueSize must be positive.");
+        }
+
+        return (CspNodeOptions)MemberwiseClone();
+    }
+}

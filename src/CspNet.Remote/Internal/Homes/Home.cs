@@ -1,0 +1,119 @@
+using System;
+using System.Buffers;
+using System.IO;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Protocol;
+using Grpc.Core;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>
+/// A named construct hosted by this program (its home), as other programs see it: they attach
+/// ends to it over their links, and every operation they send runs here on the ordinary core
+/// construct, so local and remote parties share one channel, barrier or bucket and its exact
+/// semantics.
+/// </summary>
+internal abstract class Home
+{
+    protected Home(string name, ConstructKind kind, string valueType, int bufferCapacity)
+    {
+        Name = name;
+        Kind = kind;
+        ValueType = valueType;
+        BufferCapacity = bufferCapacity;
+    }
+
+    internal string Name { get; }
+
+    internal ConstructKind Kind { get; }
+
+    internal string ValueType { get; }
+
+    internal int BufferCapacity { get; }
+
+    /// <summary>Attaches a remote end, or throws <see cref="InvalidOperationException"/> saying why it cannot.</summary>
+    internal HomeEnd Attach(Role role, string kind, string valueType, string peer)
+    {
+        if (kind != Kind.WireName())
+        {
+            throw new InvalidOperationException($"'{Name}' is a {Kind.WireName()}, not a {kind}.");
+        }
+
+        if (valueType != ValueType)
+        {
+            throw new InvalidOperationException($"'{Name}' carries values of type '{ValueType}', not '{valueType}'.");
+        }
+
+        return AttachRole(role, peer);
+    }
+
+    protected abstract HomeEnd AttachRole(Role role, string peer);
+
+    protected InvalidOperationException RoleRefused(Role role, string why) =>
+        new($"Cannot attach a {role} end to {Kind.WireName()} '{Name}': {why}");
+}
+
+/// <summary>One remote end attached to a <see cref="Home"/>; its operations run on the home's construct.</summary>
+internal abstract class HomeEnd
+{
+    internal virtual Task<OpResult> WriteAsync(ReadOnlySequence<byte> value, CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation("write"));
+
+    internal virtual Task<OpResult> ReadAsync(CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation("read"));
+
+    internal virtual Task<OpResult> SyncAsync(SyncKind kind, CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation(kind.ToString()));
+
+    internal abstract void Poison();
+
+    /// <summary>The end was closed on purpose (Detach): give its place back.</summary>
+    internal virtual void Detach()
+    {
+    }
+
+    /// <summary>The program holding the end vanished. Parties that could now wait forever must be told.</summary>
+    internal virtual void Lost(string peer)
+    {
+    }
+
+    /// <summary>Runs an operation and turns its exceptions into the outcome the client rethrows.</summary>
+    protected static async Task<OpResult> Run(Func<CancellationToken, ValueTask<OpResult>> operation, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await operation(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return OpResult.Cancelled;
+        }
+        catch (PoisonException e)
+        {
+            return new OpResult(Outcome.Poisoned, StatusCode.OK, e.Message);
+        }
+        catch (InvalidDataException e)
+        {
+            return new OpResult(Outcome.Error, StatusCode.InvalidArgument, "The value could not be decoded: " + e.Message);
+        }
+        catch (InvalidOperationException e)
+        {
+            return new OpResult(Outcome.Error, StatusCode.FailedPrecondition, e.Message);
+        }
+#pragma warning disable CA1031 // A failure of one remote operation must not end the home's link: it is reported to the caller.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            return new OpResult(Outcome.Error, StatusCode.Internal, e.GetType().Name + ": " + e.Message);
+        }
+    }
+}
+
+/// <summary>How a remote operation ended, as sent back in <c>Completed</c>.</summary>
+internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = StatusCode.OK, string? Message = null, int Count = 0, ReadOnlyMemory<byte> Value = default)
+{
+    internal static OpResult Ok => new(Outcome.Ok);
+
+    internal static OpResult Cancelled => new(Outcome.Cancelled);
+
+    internal static OpResult WrongOperation(string operation) =>
+        new(Outcome.Error, StatusCode.FailedPrecondition, $"A {operation} is not possible on this end (check the end's role).");
+}

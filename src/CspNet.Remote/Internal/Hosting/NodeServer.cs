@@ -1,0 +1,83 @@
+using System;
+using System.Linq;
+using System.Net;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>
+/// The gRPC endpoint of one program: Kestrel, HTTP/2 only (h2c: clients speak HTTP/2 without TLS
+/// upgrade, which needs an HTTP/2-only endpoint), serving the Link service.
+/// </summary>
+internal sealed class NodeServer : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private NodeServer(WebApplication app, int port)
+    {
+        _app = app;
+        Port = port;
+    }
+
+    internal int Port { get; }
+
+    internal static async Task<NodeServer> StartAsync(NodeRuntime runtime, CancellationToken cancellationToken)
+    {
+        CspNodeOptions options = runtime.Options;
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ApplicationName = "CspNet.Remote" });
+        builder.Logging.ClearProviders();
+        if (options.LoggerFactory is { } loggerFactory)
+        {
+            builder.Services.AddSingleton(loggerFactory);
+        }
+
+        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen => listen.Protocols = HttpProtocols.Http2);
+            kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxRequestBodySize = null; // a Link stream lives as long as the program
+            kestrel.Limits.MinRequestBodyDataRate = null; // and may be idle for hours between values
+            kestrel.Limits.Http2.KeepAlivePingDelay = half;
+            kestrel.Limits.Http2.KeepAlivePingTimeout = half;
+            kestrel.Limits.Http2.InitialConnectionWindowSize = NodeTransport.WindowSize;
+            kestrel.Limits.Http2.InitialStreamWindowSize = NodeTransport.WindowSize;
+        });
+        builder.Services.AddSingleton(runtime);
+        builder.Services.AddGrpc(grpc =>
+        {
+            grpc.MaxReceiveMessageSize = NodeTransport.MessageLimit(options);
+            grpc.MaxSendMessageSize = NodeTransport.MessageLimit(options);
+            grpc.EnableDetailedErrors = false;
+            grpc.Interceptors.Add<ClusterKeyInterceptor>();
+        });
+
+        WebApplication app = builder.Build();
+        app.MapGrpcService<LinkService>();
+        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+
+        string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        return new NodeServer(app, new Uri(address).Port);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        try
+        {
+            await _app.StopAsync(timeout.Token).ConfigureAwait(false);
+        }
+        finally
+        {
+            await _app.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+}

@@ -1,0 +1,301 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using CspNet.Remote.Protocol;
+using Grpc.Core;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>
+/// The home side of one Link stream: the ends one client program attached to constructs hosted
+/// here, and the operations it runs on them.
+/// </summary>
+/// <remarks>
+/// Frames are read by one loop (<see cref="RunAsync"/>); each operation then runs as its own task
+/// on the core construct, so a blocked write never holds up the stream. Replies go through one
+/// queue drained by one writer, because a gRPC stream takes one write at a time. Every operation
+/// is answered exactly once with Completed, and a Cancel that arrives after the operation ended
+/// finds nothing to cancel: the Completed already sent is the truth.
+/// </remarks>
+internal sealed partial class HomeSession
+{
+    private readonly NodeRuntime _node;
+    private readonly Dictionary<uint, HomeEnd> _ends = [];
+    private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
+    private readonly HashSet<ulong> _oversized = [];
+    private readonly ConcurrentDictionary<ulong, CancellationTokenSource> _running = new();
+    private readonly Channel<HomeFrame> _out = Channel.CreateUnbounded<HomeFrame>(new UnboundedChannelOptions { SingleReader = true });
+    private string _peer = "a program that has not introduced itself";
+
+    internal HomeSession(NodeRuntime node) => _node = node;
+
+    internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
+    {
+        Task pump = PumpAsync(output, cancellationToken);
+        bool lost = true;
+        try
+        {
+            if (!await input.MoveNext(cancellationToken).ConfigureAwait(false))
+            {
+                lost = false;
+                return;
+            }
+
+            if (input.Current.BodyCase != ClientFrame.BodyOneofCase.Hello || input.Current.Hello.ProtocolVersion != 1)
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, "A Link stream starts with Hello (protocol_version 1)."));
+            }
+
+            Hello hello = input.Current.Hello;
+            _peer = $"'{hello.Program}' (incarnation {hello.Incarnation})";
+            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel } });
+            Log.LinkOpened(_node.Logger, _peer);
+
+            while (await input.MoveNext(cancellationToken).ConfigureAwait(false))
+            {
+                Dispatch(input.Current);
+            }
+
+            lost = false; // the client closed its side: it left on purpose
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
+        {
+            Log.StreamRefused(_node.Logger, _peer, e.Status.Detail);
+            throw;
+        }
+        finally
+        {
+            Close(lost);
+            _out.Writer.TryComplete();
+            try
+            {
+                await pump.ConfigureAwait(false);
+            }
+#pragma warning disable CA1031 // The stream is already gone; its writer's failure says nothing new.
+            catch (Exception)
+#pragma warning restore CA1031
+            {
+            }
+        }
+    }
+
+    private void Dispatch(ClientFrame frame)
+    {
+        switch (frame.BodyCase)
+        {
+            case ClientFrame.BodyOneofCase.Attach:
+                Attach(frame.Attach);
+                break;
+            case ClientFrame.BodyOneofCase.Detach:
+                if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
+                {
+                    detached.Detach();
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Chunk:
+                AddChunk(frame.Chunk);
+                break;
+            case ClientFrame.BodyOneofCase.Write:
+                Write(frame.Write);
+                break;
+            case ClientFrame.BodyOneofCase.Read:
+                Start(frame.Read.OpId, frame.Read.Handle, static (end, ct, _) => end.ReadAsync(ct), 0);
+                break;
+            case ClientFrame.BodyOneofCase.Sync:
+                Start(frame.Sync.OpId, frame.Sync.Handle, static (end, ct, kind) => end.SyncAsync(kind, ct), frame.Sync.Kind);
+                break;
+            case ClientFrame.BodyOneofCase.Cancel:
+                if (_running.TryGetValue(frame.Cancel.OpId, out CancellationTokenSource? cts))
+                {
+                    cts.Cancel();
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Poison:
+                if (_ends.TryGetValue(frame.Poison.Handle, out HomeEnd? end))
+                {
+                    end.Poison();
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Watch:
+                Complete(frame.Watch.OpId, Unsupported());
+                break;
+            case ClientFrame.BodyOneofCase.Reserve:
+                Complete(frame.Reserve.OpId, Unsupported());
+                break;
+            default:
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
+        }
+    }
+
+    private static OpResult Unsupported() =>
+        new(Outcome.Error, StatusCode.Unimplemented, "Selecting over a reading end whose channel lives in another program is not supported by this home yet.");
+
+    private void Attach(Attach attach)
+    {
+        var reply = new Attached { Handle = attach.Handle };
+        try
+        {
+            if (_ends.ContainsKey(attach.Handle))
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Handle {attach.Handle} is already attached on this stream."));
+            }
+
+            if (!_node.Homes.TryGetValue(attach.Name, out Home? home))
+            {
+                throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
+            }
+
+            _ends.Add(attach.Handle, home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer));
+            reply.Status = (int)StatusCode.OK;
+        }
+        catch (RpcException e)
+        {
+            reply.Status = (int)e.StatusCode;
+            reply.Message = e.Status.Detail;
+        }
+        catch (InvalidOperationException e)
+        {
+            reply.Status = (int)StatusCode.FailedPrecondition;
+            reply.Message = e.Message;
+        }
+
+        Send(new HomeFrame { Attached = reply });
+    }
+
+    private void AddChunk(Chunk chunk)
+    {
+        if (_oversized.Contains(chunk.OpId))
+        {
+            return;
+        }
+
+        if (!_chunks.TryGetValue(chunk.OpId, out ValueAssembler? assembler))
+        {
+            _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
+        }
+
+        if (!assembler.TryAdd(chunk.Data))
+        {
+            // Dropped at once so a flood of chunks cannot fill this program's memory; the Write that
+            // closes the value is answered with RESOURCE_EXHAUSTED.
+            _chunks.Remove(chunk.OpId);
+            _oversized.Add(chunk.OpId);
+        }
+    }
+
+    private void Write(Write write)
+    {
+        _chunks.Remove(write.OpId, out ValueAssembler? chunks);
+        if (_oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize)
+        {
+            Complete(write.OpId, new OpResult(Outcome.Error, StatusCode.ResourceExhausted, $"The value is larger than the {_node.Options.MaxValueSize:N0} bytes {_node.ProgramLabel} accepts (CspNodeOptions.MaxValueSize)."));
+            return;
+        }
+
+        var value = ValueAssembler.Complete(chunks, write.Data);
+        Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value);
+    }
+
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument)
+    {
+        if (!_ends.TryGetValue(handle, out HomeEnd? end))
+        {
+            Complete(opId, new OpResult(Outcome.Error, StatusCode.NotFound, $"Handle {handle} is not attached on this stream."));
+            return;
+        }
+
+        var cts = new CancellationTokenSource();
+        if (!_running.TryAdd(opId, cts))
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"Operation {opId} is already running: op_id must be unique on a stream."));
+        }
+
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument));
+    }
+
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation)
+    {
+        OpResult result = await operation.ConfigureAwait(false);
+
+        // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
+        // client learns the truth from this Completed.
+        _running.TryRemove(opId, out _);
+        cts.Dispose();
+        Complete(opId, result);
+    }
+
+    private void Complete(ulong opId, OpResult result)
+    {
+        var completed = new Completed
+        {
+            OpId = opId,
+            Outcome = result.Outcome,
+            Status = (int)result.Status,
+            Message = result.Message ?? string.Empty,
+            Count = result.Count,
+        };
+
+        if (!result.Value.IsEmpty)
+        {
+            completed.Data = ValueEncoder.Split(result.Value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+        }
+
+        Send(new HomeFrame { Completed = completed });
+    }
+
+    private void Send(HomeFrame frame) => _out.Writer.TryWrite(frame);
+
+    private async Task PumpAsync(IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
+    {
+        await foreach (HomeFrame frame in _out.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+        {
+            await output.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private void Close(bool lost)
+    {
+        foreach (CancellationTokenSource cts in _running.Values)
+        {
+            cts.Cancel();
+        }
+
+        foreach (HomeEnd end in _ends.Values)
+        {
+            if (lost)
+            {
+                end.Lost(_peer);
+            }
+            else
+            {
+                end.Detach();
+            }
+        }
+
+        if (lost)
+        {
+            Log.LinkLost(_node.Logger, _peer);
+        }
+
+        _ends.Clear();
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(1, LogLevel.Debug, "Link from {Peer} opened.")]
+        internal static partial void LinkOpened(ILogger logger, string peer);
+
+        [LoggerMessage(2, LogLevel.Warning, "Link from {Peer} lost: its ends were released and channels it alone wrote to were poisoned.")]
+        internal static partial void LinkLost(ILogger logger, string peer);
+
+        [LoggerMessage(3, LogLevel.Warning, "Link from {Peer} refused: {Reason}")]
+        internal static partial void StreamRefused(ILogger logger, string peer, string reason);
+    }
+}

@@ -1,0 +1,38 @@
+using System;
+using System.Buffers;
+using Google.Protobuf;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>Encodes a value with its codec and splits the bytes into wire parts without copying them again.</summary>
+internal static class ValueEncoder
+{
+    internal static ReadOnlyMemory<byte> Encode<T>(ValueCodec<T> codec, T value, long maxSize)
+    {
+        var buffer = new ArrayBufferWriter<byte>(256);
+        codec.Write(value, buffer);
+        if (buffer.WrittenCount > maxSize)
+        {
+            throw new InvalidOperationException(
+                $"The value is {buffer.WrittenCount:N0} bytes encoded, more than the {maxSize:N0} bytes allowed (CspNodeOptions.MaxValueSize). Raise the limit in every program, or send the data in smaller parts.");
+        }
+
+        return buffer.WrittenMemory;
+    }
+
+    /// <summary>
+    /// Calls <paramref name="chunk"/> for every part but the last, each at most
+    /// <paramref name="chunkSize"/> bytes, and returns the last part (possibly empty) to send inline.
+    /// The parts wrap <paramref name="bytes"/>: it must not change until they are sent.
+    /// </summary>
+    internal static ByteString Split<TState>(ReadOnlyMemory<byte> bytes, int chunkSize, TState state, Action<TState, ByteString> chunk)
+    {
+        while (bytes.Length > chunkSize)
+        {
+            chunk(state, UnsafeByteOperations.UnsafeWrap(bytes[..chunkSize]));
+            bytes = bytes[chunkSize..];
+        }
+
+        return UnsafeByteOperations.UnsafeWrap(bytes);
+    }
+}

@@ -1,0 +1,178 @@
+// Child program of the distributed tests: joins the NameServer given first, runs one scenario,
+// prints "ready" once its ends are attached and "done ..." when it finishes. Exit code 0 = the
+// scenario ended as the test expects; anything unexpected is printed and ends with exit code 1.
+using CspNet.Remote;
+
+if (args.Length < 2)
+{
+    Console.Error.WriteLine("usage: CspNet.Remote.TestNode <nameServerUri> <scenario> [arguments]");
+    return 2;
+}
+
+await using CspNode node = await CspNode.StartAsync(new CspNodeOptions
+{
+    NameServer = new Uri(args[0]),
+    PeerTimeout = TimeSpan.FromSeconds(3),
+    ProgramLabel = $"testnode-{args[1]}-{Environment.ProcessId}",
+});
+
+string[] a = args[2..];
+try
+{
+    switch (args[1])
+    {
+        case "write":
+        {
+            // write <kind> <name> <count>: writes 0..count-1.
+            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+            for (int i = 0; i < count; i++)
+            {
+                await output.WriteAsync(i);
+            }
+
+            Console.WriteLine($"done wrote {count}");
+            return 0;
+        }
+
+        case "write-blocking":
+        {
+            // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).
+            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+            new CspNet.Parallel([new Writer(output, count)]).Run();
+            Console.WriteLine($"done wrote {count}");
+            return 0;
+        }
+
+        case "read":
+        {
+            // read <kind> <name> <count>: reads count values and prints their sum.
+            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+            long sum = 0;
+            for (int i = 0; i < count; i++)
+            {
+                sum += await input.ReadAsync();
+            }
+
+            Console.WriteLine($"done sum {sum}");
+            return 0;
+        }
+
+        case "read-until-poison":
+        {
+            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            long count = 0;
+            try
+            {
+                while (true)
+                {
+                    await input.ReadAsync();
+                    count++;
+                }
+            }
+            catch (PoisonException)
+            {
+                Console.WriteLine($"done poisoned after {count}");
+                return 0;
+            }
+        }
+
+        case "poison-out":
+        {
+            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            output.Poison();
+            await Console.In.ReadLineAsync(); // stay until the test is done with the channel
+            Console.WriteLine("done poisoned");
+            return 0;
+        }
+
+        case "hold-out":
+        {
+            // hold-out <kind> <name>: attaches a writer and waits (the test kills it).
+            await Scenarios.OutAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            await Console.In.ReadLineAsync();
+            return 0;
+        }
+
+        case "barrier":
+        {
+            // barrier <name> <rounds>
+            NamedBarrier barrier = await node.GetBarrierAsync(a[0]);
+            Console.WriteLine("ready");
+            int rounds = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+            for (int i = 0; i < rounds; i++)
+            {
+                await barrier.SyncAsync();
+            }
+
+            Console.WriteLine($"done synced {rounds}");
+            return 0;
+        }
+
+        case "bucket-fall":
+        {
+            NamedBucket bucket = await node.GetBucketAsync(a[0]);
+            Console.WriteLine("ready");
+            await bucket.FallAsync();
+            Console.WriteLine("done released");
+            return 0;
+        }
+
+        case "bucket-flush":
+        {
+            NamedBucket bucket = await node.GetBucketAsync(a[0]);
+            Console.WriteLine("ready");
+            Console.WriteLine($"done flushed {await bucket.FlushAsync()}");
+            return 0;
+        }
+
+        default:
+            Console.Error.WriteLine($"unknown scenario {args[1]}");
+            return 2;
+    }
+}
+catch (Exception e)
+{
+    Console.WriteLine($"failed {e.GetType().Name}: {e.Message}");
+    return 1;
+}
+
+internal static class Scenarios
+{
+    internal static async Task<IChannelOut<int>> OutAsync(CspNode node, string kind, string name) => kind switch
+    {
+        "One2One" => await node.GetOne2OneOutAsync<int>(name),
+        "Any2One" => await node.GetAny2OneOutAsync<int>(name),
+        "One2Any" => await node.GetOne2AnyOutAsync<int>(name),
+        "Any2Any" => await node.GetAny2AnyOutAsync<int>(name),
+        _ => throw new ArgumentException(kind),
+    };
+
+    internal static async Task<AltingChannelIn<int>> InAsync(CspNode node, string kind, string name) => kind switch
+    {
+        "One2One" => await node.GetOne2OneInAsync<int>(name),
+        "Any2One" => await node.GetAny2OneInAsync<int>(name),
+        "One2Any" => await node.GetOne2AnyInAsync<int>(name),
+        "Any2Any" => await node.GetAny2AnyInAsync<int>(name),
+        _ => throw new ArgumentException(kind),
+    };
+}
+
+internal sealed class Writer(IChannelOut<int> output, int count) : ICSPProcess
+{
+    public void Run()
+    {
+        for (int i = 0; i < count; i++)
+        {
+            output.Write(i);
+        }
+    }
+}

@@ -1,0 +1,178 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Threading.Channels;
+
+namespace CspNet.Remote.Tests.Named;
+
+/// <summary>
+/// A separate program (tests/CspNet.Remote.TestNode) running one scenario against a NameServer.
+/// Its output lines are collected as they come; disposing it kills it if it is still running,
+/// and every child still alive when the test run ends is killed too, so none outlives the suite.
+/// </summary>
+internal sealed class ChildNode : IAsyncDisposable
+{
+    private static readonly ConcurrentDictionary<int, Process> Alive = new();
+    private static readonly TimeSpan LineTimeout = TimeSpan.FromSeconds(30);
+    private readonly Process _process;
+    private readonly Channel<string> _lines = Channel.CreateUnbounded<string>();
+    private readonly List<string> _seen = [];
+
+    static ChildNode() => AppDomain.CurrentDomain.ProcessExit += (_, _) => KillAll();
+
+    private ChildNode(Process process) => _process = process;
+
+    internal static ChildNode Start(Uri nameServer, params string[] scenario)
+    {
+        string program = Path.Combine(RepoRoot, "tests", "CspNet.Remote.TestNode", "bin", Configuration, TargetFramework, "CspNet.Remote.TestNode.dll");
+        Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
+        var start = new ProcessStartInfo(DotNetExecutable())
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            RedirectStandardInput = true,
+            UseShellExecute = false,
+        };
+        start.ArgumentList.Add(program);
+        start.ArgumentList.Add(nameServer.ToString());
+        foreach (string argument in scenario)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
+        start.Environment["DOTNET_NOLOGO"] = "1";
+        var process = new Process { StartInfo = start, EnableRaisingEvents = true };
+        var child = new ChildNode(process);
+        process.OutputDataReceived += (_, e) =>
+        {
+            if (e.Data is null)
+            {
+                child._lines.Writer.TryComplete();
+            }
+            else
+            {
+                child._lines.Writer.TryWrite(e.Data);
+            }
+        };
+        process.ErrorDataReceived += (_, e) =>
+        {
+            if (e.Data is not null)
+            {
+                child._lines.Writer.TryWrite("stderr: " + e.Data);
+            }
+        };
+        process.Start();
+        Alive[process.Id] = process;
+        process.BeginOutputReadLine();
+        process.BeginErrorReadLine();
+        return child;
+    }
+
+    internal int Id => _process.Id;
+
+    /// <summary>Waits for the next line that starts with <paramref name="prefix"/>; fails on "failed" lines, exit or timeout.</summary>
+    internal async Task<string> WaitForAsync(string prefix)
+    {
+        using var timeout = new CancellationTokenSource(LineTimeout);
+        try
+        {
+            while (await _lines.Reader.WaitToReadAsync(timeout.Token))
+            {
+                while (_lines.Reader.TryRead(out string? line))
+                {
+                    _seen.Add(line);
+                    if (line.StartsWith(prefix, StringComparison.Ordinal))
+                    {
+                        return line;
+                    }
+
+                    Assert.False(line.StartsWith("failed", StringComparison.Ordinal), Describe($"the child failed instead of printing '{prefix}'"));
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            Assert.Fail(Describe($"no '{prefix}' line within {LineTimeout.TotalSeconds} s"));
+        }
+
+        Assert.Fail(Describe($"the child ended without printing '{prefix}'"));
+        return string.Empty;
+    }
+
+    internal Task ReadyAsync() => WaitForAsync("ready");
+
+    /// <summary>Waits for the child to exit by itself and returns its exit code.</summary>
+    internal async Task<int> ExitAsync()
+    {
+        using var timeout = new CancellationTokenSource(LineTimeout);
+        await _process.WaitForExitAsync(timeout.Token);
+        return _process.ExitCode;
+    }
+
+    internal void CloseInput() => _process.StandardInput.Close();
+
+    /// <summary>Kills the child (and waits until it is gone), as a crash or kill -9 would.</summary>
+    internal async Task KillAsync()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+        }
+
+        await _process.WaitForExitAsync();
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        try
+        {
+            await KillAsync();
+        }
+        finally
+        {
+            Alive.TryRemove(_process.Id, out _);
+            _process.Dispose();
+        }
+    }
+
+    private string Describe(string what) => $"{what}. Output so far:\n{string.Join('\n', _seen)}";
+
+    private static void KillAll()
+    {
+        foreach (Process process in Alive.Values)
+        {
+            try
+            {
+                process.Kill(entireProcessTree: true);
+            }
+            catch (InvalidOperationException)
+            {
+            }
+        }
+    }
+
+    private static string Configuration => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Parent!.Name;
+
+    private static string TargetFramework => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Name;
+
+    private static string RepoRoot { get; } = FindRepoRoot();
+
+    private static string FindRepoRoot()
+    {
+        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "CspNet.sln")))
+            {
+                return dir.FullName;
+            }
+        }
+
+        throw new InvalidOperationException($"CspNet.sln not found above {AppContext.BaseDirectory}.");
+    }
+
+    private static string DotNetExecutable()
+    {
+        string? host = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
+        return !string.IsNullOrEmpty(host) && File.Exists(host) ? host : "dotnet";
+    }
+}
