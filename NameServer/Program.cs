@@ -5,6 +5,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.IO;
 using System.Net;
 using CspNet.Remote.NameServer;
 using Microsoft.AspNetCore.Builder;
@@ -14,35 +15,60 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
 
-WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+WebApplication app;
+try
 {
-    Args = args,
-    ContentRootPath = AppContext.BaseDirectory,
-});
-builder.Configuration.AddEnvironmentVariables("CSPNET_");
-builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
+    WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+    {
+        Args = args,
+        ContentRootPath = AppContext.BaseDirectory,
+    });
+    builder.Configuration.AddEnvironmentVariables("CSPNET_");
+    builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
+    {
+        ["--port"] = "Port",
+        ["--address"] = "Address",
+    });
+
+    // Each is a no-op unless the program runs under systemd or the Windows service manager.
+    builder.Services.AddSystemd();
+    builder.Services.AddWindowsService(service => service.ServiceName = "CspNet NameServer");
+
+    (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
+    builder.WebHost.ConfigureKestrel(kestrel =>
+        kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2));
+
+    builder.Services.AddCspNameServer();
+    builder.Services.Configure<NameServerOptions>(builder.Configuration.GetSection("NameServer"));
+    builder.Services.AddGrpcHealthChecks().AddCheck("nameserver", static () => HealthCheckResult.Healthy());
+
+    app = builder.Build();
+    app.MapCspNameServer();
+    app.MapGrpcHealthChecksService();
+
+    // Read the options now, so that a setting out of range is reported like the others.
+    _ = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+}
+catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
 {
-    ["--port"] = "Port",
-    ["--address"] = "Address",
-});
+    // A configuration mistake: say which, without a stack trace, and exit with a usage error.
+    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
+    return 2;
+}
 
-// Each is a no-op unless the program runs under systemd or the Windows service manager.
-builder.Services.AddSystemd();
-builder.Services.AddWindowsService(service => service.ServiceName = "CspNet NameServer");
-
-(IPAddress address, int port) = ListenEndpoint(builder.Configuration);
-builder.WebHost.ConfigureKestrel(kestrel =>
-    kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2));
-
-builder.Services.AddCspNameServer();
-builder.Services.Configure<NameServerOptions>(builder.Configuration.GetSection("NameServer"));
-builder.Services.AddGrpcHealthChecks().AddCheck("nameserver", static () => HealthCheckResult.Healthy());
-
-WebApplication app = builder.Build();
-app.MapCspNameServer();
-app.MapGrpcHealthChecksService();
-await app.RunAsync().ConfigureAwait(false);
+try
+{
+    await app.RunAsync().ConfigureAwait(false);
+    return 0;
+}
+catch (IOException e)
+{
+    // Most often the port is in use.
+    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
+    return 1;
+}
 
 static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration)
 {

@@ -166,6 +166,21 @@ public sealed class NameServerClientTests
     }
 
     [Fact(Timeout = 30000)]
+    public async Task ResolveAsync_ServerWaitsFarLessThanAsked_KeepsAskingUntilRegistered()
+    {
+        var options = new NameServerHostOptions();
+        options.NameServer.MaxResolveWait = TimeSpan.Zero;
+        await using NameServerHost host = await NameServerHost.StartAsync(options);
+        await using NameServerClient consumer = NewClient(host.Uri, 7002);
+        await using NameServerClient producer = await StartedClientAsync(host.Uri, 7001);
+
+        Task<NameEntry> resolve = consumer.ResolveAsync("numbers", CancellationToken.None);
+        await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+
+        Assert.Equal(producer.Incarnation, (await resolve).Incarnation);
+    }
+
+    [Fact(Timeout = 30000)]
     public async Task StartAsync_NameServerDown_ThrowsNamingTheAddressAfterTheTimeout()
     {
         NameServerHost gone = await NameServerHost.StartAsync();

@@ -187,8 +187,10 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
         // The deadline leaves the server time to answer DEADLINE_EXCEEDED itself after its wait.
         TimeSpan deadline = _options.ResolveWait + _options.CallTimeout;
+        TimeSpan pause = _options.InitialBackoff;
         while (true)
         {
+            long started = _time.GetTimestamp();
             try
             {
                 Proto.ResolveReply reply = await CallAsync(o => _client.ResolveAsync(request, o), deadline, cancellationToken).ConfigureAwait(false);
@@ -196,7 +198,13 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
             catch (RpcException e) when (e.StatusCode is StatusCode.DeadlineExceeded or StatusCode.NotFound)
             {
-                // The wait ended before anyone registered the name: ask again.
+                // The wait ended before anyone registered the name: ask again. A server whose
+                // maximum wait is far below ours answers at once; pause then, so as not to spin.
+                if (_time.GetElapsedTime(started) < _options.ResolveWait / 2)
+                {
+                    await Task.Delay(pause, _time, cancellationToken).ConfigureAwait(false);
+                    pause = TimeSpan.FromTicks(Math.Min(pause.Ticks * 2, _options.MaxBackoff.Ticks));
+                }
             }
             catch (RpcException e)
             {
