@@ -1,0 +1,88 @@
+// The CspNet NameServer as a program: console, systemd unit or Windows service.
+// Configuration (later wins): appsettings.json next to the program, environment variables
+// prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
+// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05). See docs/NAMESERVER.md.
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Net;
+using CspNet.Remote.NameServer;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
+
+WebApplication app;
+try
+{
+    WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
+    {
+        Args = args,
+        ContentRootPath = AppContext.BaseDirectory,
+    });
+    builder.Configuration.AddEnvironmentVariables("CSPNET_");
+    builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
+    {
+        ["--port"] = "Port",
+        ["--address"] = "Address",
+    });
+
+    // Each is a no-op unless the program runs under systemd or the Windows service manager.
+    builder.Services.AddSystemd();
+    builder.Services.AddWindowsService(service => service.ServiceName = "CspNet NameServer");
+
+    (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
+    builder.WebHost.ConfigureKestrel(kestrel =>
+        kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2));
+
+    builder.Services.AddCspNameServer();
+    builder.Services.Configure<NameServerOptions>(builder.Configuration.GetSection("NameServer"));
+    builder.Services.AddGrpcHealthChecks().AddCheck("nameserver", static () => HealthCheckResult.Healthy());
+
+    app = builder.Build();
+    app.MapCspNameServer();
+    app.MapGrpcHealthChecksService();
+
+    // Read the options now, so that a setting out of range is reported like the others.
+    _ = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+}
+catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
+{
+    // A configuration mistake: say which, without a stack trace, and exit with a usage error.
+    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
+    return 2;
+}
+
+try
+{
+    await app.RunAsync().ConfigureAwait(false);
+    return 0;
+}
+catch (IOException e)
+{
+    // Most often the port is in use.
+    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
+    return 1;
+}
+
+static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration)
+{
+    string text = configuration["Address"] ?? "127.0.0.1";
+    IPAddress address = text switch
+    {
+        "localhost" => IPAddress.Loopback,
+        "*" or "any" => IPAddress.IPv6Any,
+        _ => IPAddress.TryParse(text, out IPAddress? parsed)
+            ? parsed
+            : throw new FormatException($"Address '{text}' is not an IP address (use 127.0.0.1, 0.0.0.0, ::, * or localhost)."),
+    };
+    string portText = configuration["Port"] ?? "9090";
+    return int.TryParse(portText, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port <= 65535
+        ? (address, port)
+        : throw new FormatException($"Port '{portText}' is not a port number (0..65535; 0 picks a free port).");
+}

@@ -1,0 +1,129 @@
+using System;
+using System.Globalization;
+using System.Linq;
+using System.Net;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace CspNet.Remote.NameServer;
+
+/// <summary>A NameServer running inside this process, for tests, samples and single-machine programs.</summary>
+/// <remarks>
+/// It listens with HTTP/2 only and without TLS (h2c), reads no configuration files or
+/// environment variables, and logs only to <see cref="NameServerHostOptions.LoggerFactory"/>.
+/// For a standalone NameServer, run the <c>NameServer</c> service (docs/NAMESERVER.md).
+/// </remarks>
+public sealed class NameServerHost : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+    private int _stopped;
+
+    private NameServerHost(WebApplication app, IPAddress address, int port, INameRegistry registry)
+    {
+        _app = app;
+        Address = address;
+        Port = port;
+        Registry = registry;
+        string host = address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
+        Uri = new Uri("http://" + host + ":" + port.ToString(CultureInfo.InvariantCulture));
+    }
+
+    /// <summary>The address the host listens on.</summary>
+    public IPAddress Address { get; }
+
+    /// <summary>The port the host listens on (the one picked when the options asked for 0).</summary>
+    public int Port { get; }
+
+    /// <summary>The address clients dial: <c>http://address:port</c>.</summary>
+    public Uri Uri { get; }
+
+    /// <summary>The registry the host serves.</summary>
+    public INameRegistry Registry { get; }
+
+    /// <summary>Starts a NameServer.</summary>
+    /// <param name="options">Where to listen and the NameServer's settings; defaults when <see langword="null"/>.</param>
+    /// <param name="cancellationToken">Cancels starting.</param>
+    /// <returns>The running host; dispose it to stop.</returns>
+    /// <exception cref="System.IO.IOException">The port is in use.</exception>
+    public static async Task<NameServerHost> StartAsync(NameServerHostOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        options ??= new NameServerHostOptions();
+        ArgumentNullException.ThrowIfNull(options.Address);
+        ArgumentOutOfRangeException.ThrowIfNegative(options.Port);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(options.Port, 65535);
+        options.NameServer.Validate();
+
+        // The empty builder reads no appsettings.json, environment or command line: an embedded
+        // server must not change behaviour with whatever directory or environment a test runs in.
+        WebApplicationBuilder builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(NameServerHost).Assembly.GetName().Name });
+        builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>
+            kestrel.Listen(options.Address, options.Port, listen => listen.Protocols = HttpProtocols.Http2));
+        builder.Services.AddRouting();
+        builder.Services.AddSingleton(options.LoggerFactory ?? NullLoggerFactory.Instance);
+        builder.Services.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = options.ShutdownTimeout);
+        if (options.TimeProvider is not null)
+        {
+            builder.Services.AddSingleton(options.TimeProvider);
+        }
+
+        NameServerOptions settings = options.NameServer;
+        builder.Services.AddCspNameServer(o =>
+        {
+            o.LeaseTtl = settings.LeaseTtl;
+            o.MaxResolveWait = settings.MaxResolveWait;
+            o.MaxLeases = settings.MaxLeases;
+            o.MaxNames = settings.MaxNames;
+        });
+
+        WebApplication app = builder.Build();
+        app.MapCspNameServer();
+        try
+        {
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        int port = BoundPort(app) ?? options.Port;
+        return new NameServerHost(app, options.Address, port, app.Services.GetRequiredService<INameRegistry>());
+    }
+
+    /// <summary>Stops listening; waiting Resolve calls end with UNAVAILABLE.</summary>
+    /// <param name="cancellationToken">Ends the graceful part of stopping early.</param>
+    /// <returns>A task that completes when the host has stopped.</returns>
+    public async Task StopAsync(CancellationToken cancellationToken = default)
+    {
+        if (Interlocked.Exchange(ref _stopped, 1) == 0)
+        {
+            await _app.StopAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Stops the host if it is running and releases it.</summary>
+    /// <returns>A task that completes when the host is released.</returns>
+    public async ValueTask DisposeAsync()
+    {
+        await StopAsync().ConfigureAwait(false);
+        await _app.DisposeAsync().ConfigureAwait(false);
+    }
+
+    private static int? BoundPort(WebApplication app)
+    {
+        // With port 0 only the server knows which port it got; it reports it as an address.
+        string? address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.FirstOrDefault();
+        return address is null ? null : new Uri(address).Port;
+    }
+}

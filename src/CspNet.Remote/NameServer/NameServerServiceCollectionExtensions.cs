@@ -1,0 +1,43 @@
+using System;
+using CspNet.Remote.NameServer;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+
+namespace Microsoft.Extensions.DependencyInjection;
+
+/// <summary>Registers the CspNet NameServer's services.</summary>
+public static class NameServerServiceCollectionExtensions
+{
+    /// <summary>
+    /// Adds gRPC and the NameServer: <see cref="NameServerOptions"/>, and an
+    /// <see cref="InMemoryNameRegistry"/> as the <see cref="INameRegistry"/> unless one is
+    /// registered already. Map the service with <c>MapCspNameServer</c>.
+    /// </summary>
+    /// <param name="services">The service collection.</param>
+    /// <param name="configure">Adjusts the options after configuration binding; may be <see langword="null"/>.</param>
+    /// <returns><paramref name="services"/>, for chaining.</returns>
+    public static IServiceCollection AddCspNameServer(this IServiceCollection services, Action<NameServerOptions>? configure = null)
+    {
+        ArgumentNullException.ThrowIfNull(services);
+        services.AddGrpc();
+        OptionsBuilder<NameServerOptions> options = services.AddOptions<NameServerOptions>();
+        if (configure is not null)
+        {
+            options.Configure(configure);
+        }
+
+        // Fail at start-up, not at the first call, when configuration is out of range.
+        options.Validate(static o =>
+        {
+            o.Validate();
+            return true;
+        }).ValidateOnStart();
+        services.TryAddSingleton(TimeProvider.System);
+        services.TryAddSingleton<INameRegistry>(static provider => new InMemoryNameRegistry(
+            provider.GetRequiredService<IOptions<NameServerOptions>>().Value,
+            provider.GetRequiredService<TimeProvider>(),
+            provider.GetService<ILogger<InMemoryNameRegistry>>()));
+        return services;
+    }
+}

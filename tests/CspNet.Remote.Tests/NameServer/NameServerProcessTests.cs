@@ -1,0 +1,87 @@
+using System.Diagnostics;
+using Grpc.Core;
+using Grpc.Net.Client;
+
+namespace CspNet.Remote.Tests.NameServer;
+
+/// <summary>The standalone NameServer program (NameServer/), run as a child process.</summary>
+public sealed class NameServerProcessTests
+{
+    // grpc.health.v1 without its package: HealthCheckRequest{} is empty, HealthCheckResponse{status: SERVING} is field 1 = 1.
+    private static readonly Marshaller<byte[]> RawBytes = Marshallers.Create(static b => b, static b => b);
+    private static readonly Method<byte[], byte[]> HealthCheck = new(MethodType.Unary, "grpc.health.v1.Health", "Check", RawBytes, RawBytes);
+    private static readonly byte[] Serving = [0x08, 0x01];
+
+    [Fact(Timeout = 60000)]
+    public async Task Program_StartedOnAFreePort_AnswersHealthCheckServingAndNameServerCalls()
+    {
+        using Process process = Start("--port", "0");
+        try
+        {
+            Uri address = await ListeningAddressAsync(process);
+            using GrpcChannel channel = GrpcChannel.ForAddress(address);
+
+            byte[] health = await channel.CreateCallInvoker().AsyncUnaryCall(HealthCheck, null, new CallOptions(deadline: DateTime.UtcNow.AddSeconds(10)), []);
+            var client = new Protocol.NameServer.NameServerClient(channel);
+            var lease = await client.OpenLeaseAsync(new Protocol.OpenLeaseRequest { Endpoint = new Protocol.Endpoint { Host = "127.0.0.1", Port = 7000 }, Program = "probe" });
+
+            Assert.Equal(Serving, health);
+            Assert.Equal(10_000, lease.TtlMs);
+        }
+        finally
+        {
+            // No orphan may outlive the test, whatever happened above.
+            process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
+        }
+    }
+
+    private static Process Start(params string[] arguments)
+    {
+        string program = Path.Combine(RepoRoot(), "NameServer", "bin", Configuration(), TargetFramework(), "CspNet.NameServer.dll");
+        Assert.True(File.Exists(program), $"{program} does not exist: build the NameServer project (the test project builds it first).");
+        string? dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
+        var start = new ProcessStartInfo(!string.IsNullOrEmpty(dotnet) && File.Exists(dotnet) ? dotnet : "dotnet", [program, .. arguments])
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
+        start.Environment["Logging__Console__FormatterName"] = "simple";
+        return Process.Start(start)!;
+    }
+
+    /// <summary>Reads the log until Kestrel says where it listens: the only way to learn a port the program picked.</summary>
+    private static async Task<Uri> ListeningAddressAsync(Process process)
+    {
+        const string Marker = "Now listening on: ";
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30));
+        while (await process.StandardOutput.ReadLineAsync(timeout.Token) is { } line)
+        {
+            int at = line.IndexOf(Marker, StringComparison.Ordinal);
+            if (at >= 0)
+            {
+                return new Uri(line[(at + Marker.Length)..].Trim());
+            }
+        }
+
+        throw new InvalidOperationException("The NameServer exited before listening: " + await process.StandardError.ReadToEndAsync());
+    }
+
+    private static string Configuration() => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Parent!.Name;
+
+    private static string TargetFramework() => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Name;
+
+    private static string RepoRoot()
+    {
+        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "CspNet.sln")))
+            {
+                return dir.FullName;
+            }
+        }
+
+        throw new InvalidOperationException($"CspNet.sln not found above {AppContext.BaseDirectory}.");
+    }
+}
