@@ -1,6 +1,7 @@
 using System.ComponentModel;
 using System.Diagnostics;
 using System.Globalization;
+using System.Runtime.InteropServices;
 
 /// <summary>
 /// The writer programs the main program starts: this same executable, run again with writer
@@ -12,12 +13,16 @@ sealed class WriterPrograms : IDisposable
 {
     private readonly List<(string Name, Process Process)> writers = [];
     private readonly Lock gate = new();
+    private readonly PosixSignalRegistration onSigterm;
     private bool closed;
 
     public WriterPrograms()
     {
         Console.CancelKeyPress += OnCancelKeyPress;
         AppDomain.CurrentDomain.ProcessExit += OnProcessExit;
+        // SIGTERM too: the NameServer host and the CspManager node (ASP.NET Core hosts) handle it
+        // themselves and cancel the default exit, so ProcessExit would not come.
+        onSigterm = PosixSignalRegistration.Create(PosixSignal.SIGTERM, _ => KillAll());
     }
 
     /// <summary>Whether a writer has exited with an error code.</summary>
@@ -80,6 +85,7 @@ sealed class WriterPrograms : IDisposable
     {
         Console.CancelKeyPress -= OnCancelKeyPress;
         AppDomain.CurrentDomain.ProcessExit -= OnProcessExit;
+        onSigterm.Dispose();
         KillAll();
         foreach ((_, Process process) in writers)
             process.Dispose();

@@ -191,36 +191,85 @@ public sealed class CrossProgramTests
         await Assert.ThrowsAsync<PeerLostException>(async () => await input.ReadAsync());
     }
 
-    [Fact(Timeout = Timeout)]
+    [Fact(Timeout = 120_000)]
     public async Task CancelledRemoteReads_100kValuesAcrossPrograms_NoneLostOrDuplicated()
     {
         const int Count = 100_000;
+        const int Readers = 8;
         await using TestSystem system = await TestSystem.StartAsync();
-        CspNode node = await system.NodeAsync("reader");
+        CspNode node = await system.NodeAsync("readers");
         ChildNode writer = system.Child("write", "One2Any", "stream", Count.ToString(System.Globalization.CultureInfo.InvariantCulture));
-        AltingChannelIn<int> input = await node.GetOne2AnyInAsync<int>("stream");
-        int expected = 0, cancelled = 0;
-        while (expected < Count)
+        var ends = new AltingChannelIn<int>[Readers];
+        for (int i = 0; i < Readers; i++)
         {
-            using var cts = new CancellationTokenSource();
-            ValueTask<int> read = input.ReadAsync(cts.Token);
-            if (expected % 3 == 0)
-            {
-                cts.Cancel(); // races the home's read: either it was cancelled there, or the value comes
-            }
+            ends[i] = await node.GetOne2AnyInAsync<int>("stream");
+        }
 
-            try
+        // Several readers compete for each value, and every third read is cancelled as soon as it
+        // is sent: the cancellation races the home's read of a value another reader may want too.
+        var seen = new int[Count];
+        int received = 0, cancelled = 0;
+        using var allRead = new CancellationTokenSource();
+        async Task ReadLoop(AltingChannelIn<int> input)
+        {
+            for (int n = 0; !allRead.IsCancellationRequested; n++)
             {
-                Assert.Equal(expected, await read);
-                expected++;
-            }
-            catch (OperationCanceledException)
-            {
-                cancelled++;
+                using var cts = CancellationTokenSource.CreateLinkedTokenSource(allRead.Token);
+                ValueTask<int> read = input.ReadAsync(cts.Token);
+                if (n % 3 == 0)
+                {
+                    cts.Cancel();
+                }
+
+                try
+                {
+                    int value = await read;
+                    Interlocked.Increment(ref seen[value]);
+                    if (Interlocked.Increment(ref received) == Count)
+                    {
+                        allRead.Cancel();
+                    }
+                }
+                catch (OperationCanceledException)
+                {
+                    Interlocked.Increment(ref cancelled);
+                }
             }
         }
 
+        await Task.WhenAll(ends.Select(ReadLoop));
         await writer.WaitForAsync("done wrote");
-        Assert.True(cancelled > 0, "no read was cancelled: the test did not exercise the race");
+        Assert.Equal(Count, received);
+        Assert.DoesNotContain(seen, times => times != 1);
+        Assert.True(cancelled > Readers, $"only {cancelled} reads were cancelled: the test did not exercise the race");
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task NameServerRestart_ProgramsReRegister_OldLinksAndNewLookupsWork()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelIn<int> input = await host.GetAny2OneInAsync<int>("survivor");
+        IChannelOut<int> output = await user.GetAny2OneOutAsync<int>("survivor");
+        Task write = output.WriteAsync(1).AsTask();
+        Assert.Equal(1, await input.ReadAsync());
+        await write;
+
+        await system.RestartNameServerAsync();
+
+        // The NameServer is not on the data path: the link made before goes on.
+        write = output.WriteAsync(2).AsTask();
+        Assert.Equal(2, await input.ReadAsync());
+        await write;
+
+        // A program that looks the name up now finds it: the host registered it again.
+        ChildNode late = system.Child("write", "Any2One", "survivor", "3");
+        for (int i = 0; i < 3; i++)
+        {
+            Assert.Equal(i, await input.ReadAsync());
+        }
+
+        await late.WaitForAsync("done wrote 3");
     }
 }

@@ -18,7 +18,15 @@ internal sealed class TestSystem : IAsyncDisposable
     internal Uri NameServer => Host.Uri;
 
     internal static async Task<TestSystem> StartAsync() =>
-        new(await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 }));
+        new(await NameServerHost.StartAsync(HostOptions(0)));
+
+    // Short leases: programs renew every third of it, so they notice a restarted NameServer quickly.
+    private static NameServerHostOptions HostOptions(int port)
+    {
+        var options = new NameServerHostOptions { Port = port };
+        options.NameServer.LeaseTtl = TimeSpan.FromSeconds(1.5);
+        return options;
+    }
 
     internal async Task<CspNode> NodeAsync(string label, Action<CspNodeOptions>? configure = null)
     {
@@ -41,7 +49,7 @@ internal sealed class TestSystem : IAsyncDisposable
     {
         int port = Host.Port;
         await Host.DisposeAsync();
-        Host = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port });
+        Host = await NameServerHost.StartAsync(HostOptions(port));
     }
 
     public async ValueTask DisposeAsync()

@@ -225,9 +225,10 @@ internal sealed partial class HomeSession
         OpResult result = await operation.ConfigureAwait(false);
 
         // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
-        // client learns the truth from this Completed.
+        // client learns the truth from this Completed. The source is not disposed: a Cancel frame
+        // may be cancelling it right now, and it holds no timer or registration by then.
         _running.TryRemove(opId, out _);
-        cts.Dispose();
+        GC.KeepAlive(cts);
         Complete(opId, result);
     }
 
