@@ -3,9 +3,9 @@
 /// from plus and subtracting what comes from minus, and ends when neither has written for one second.
 /// </summary>
 /// <remarks>
-/// One change: before both writers have written, a silent second may only mean that they are
+/// Two changes. Before both writers have written, a silent second may only mean that they are
 /// still starting (a program takes a moment to start and join), so the reader keeps waiting
-/// while <c>writersStarting</c> says so.
+/// while <c>writersStarting</c> says so. And when it ends, it poisons both channels.
 /// </remarks>
 class AltReader : ICSPProcess
 {
@@ -50,5 +50,9 @@ class AltReader : ICSPProcess
                     break;
             }
         }
+
+        // Not in the listing: a writer that is still writing now gets a PoisonException instead of waiting forever.
+        plus.Poison();
+        minus.Poison();
     }
 }
