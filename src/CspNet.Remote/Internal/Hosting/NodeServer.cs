@@ -9,6 +9,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal;
@@ -51,6 +52,9 @@ internal sealed class NodeServer : IAsyncDisposable
             kestrel.Limits.Http2.InitialConnectionWindowSize = NodeTransport.WindowSize;
             kestrel.Limits.Http2.InitialStreamWindowSize = NodeTransport.WindowSize;
         });
+        // The endpoint is part of the user's program, not its host: it must not take over Ctrl+C
+        // and SIGTERM (the default console lifetime would stop the server and swallow the signal).
+        builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
         builder.Services.AddSingleton(runtime);
         builder.Services.AddGrpc(grpc =>
         {
@@ -80,4 +84,12 @@ internal sealed class NodeServer : IAsyncDisposable
             await _app.DisposeAsync().ConfigureAwait(false);
         }
     }
+}
+
+/// <summary>A host lifetime that leaves the process's signals to the program that embeds the host.</summary>
+internal sealed class NoHostLifetime : IHostLifetime
+{
+    public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 }

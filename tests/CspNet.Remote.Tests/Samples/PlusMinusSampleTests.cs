@@ -1,7 +1,3 @@
-// Proposed: tests/CspNet.Remote.Tests/Samples/PlusMinusSampleTests.cs
-//
-// The test project needs the sample built in the same configuration, not referenced:
-//   <ProjectReference Include="../../samples/PlusMinus/PlusMinus.csproj" ReferenceOutputAssembly="false" />
 using System.Diagnostics;
 using System.Text;
 using Xunit.Abstractions;
