@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Net.Http;
 using System.Threading;
 using System.Threading.Tasks;
@@ -75,7 +76,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             },
             DisposeHttpClient = true,
             LoggerFactory = _options.LoggerFactory,
-            ThrowOperationCanceledOnCancellation = true,
+
+            // Not ThrowOperationCanceledOnCancellation: it turns DEADLINE_EXCEEDED into an
+            // OperationCanceledException too, and Resolve's DEADLINE_EXCEEDED means "ask again".
         });
         _client = new Proto.NameServer.NameServerClient(_channel);
     }
@@ -180,9 +183,26 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
     /// <summary>Looks a name up, waiting (holding no thread) until some program registers it.</summary>
     /// <exception cref="NameServerUnavailableException">The NameServer stayed unreachable for the NameServer timeout.</exception>
+    /// <exception cref="ObjectDisposedException">The client was disposed before the name was registered.</exception>
     public async Task<NameEntry> ResolveAsync(string name, CancellationToken cancellationToken)
     {
         NameValidation.Name(name);
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+
+        // Disposing the client ends a resolve in progress rather than leaving it to a dead channel.
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
+        try
+        {
+            return await ResolveUntilRegisteredAsync(name, linked.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new ObjectDisposedException(nameof(NameServerClient), "The NameServer client was disposed while resolving '" + name + "'.");
+        }
+    }
+
+    private async Task<NameEntry> ResolveUntilRegisteredAsync(string name, CancellationToken cancellationToken)
+    {
         var request = new Proto.ResolveRequest { Name = name, WaitMs = (long)_options.ResolveWait.TotalMilliseconds };
 
         // The deadline leaves the server time to answer DEADLINE_EXCEEDED itself after its wait.
@@ -271,8 +291,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         finally
         {
             _gate.Release();
+
+            // _disposing stays undisposed: a resolve that is ending may still link to its token.
             _channel.Dispose();
-            _disposing.Dispose();
         }
     }
 
@@ -362,7 +383,10 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken)
     {
         long? unreachableSince = null;
-        TimeSpan backoff = _options.InitialBackoff;
+
+        // The first retry is immediate: the usual failure after a NameServer restart is a pooled
+        // connection the old server closed, and a new connection succeeds at once.
+        TimeSpan backoff = TimeSpan.Zero;
         while (true)
         {
             var options = new CallOptions(deadline: DateTime.UtcNow + timeout, cancellationToken: cancellationToken);
@@ -370,7 +394,11 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 return await call(options).ResponseAsync.ConfigureAwait(false);
             }
-            catch (RpcException e) when (e.StatusCode == StatusCode.Unavailable)
+            catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && cancellationToken.IsCancellationRequested)
+            {
+                throw new OperationCanceledException(e.Status.Detail, e, cancellationToken);
+            }
+            catch (RpcException e) when (IsUnreachable(e))
             {
                 long now = _time.GetTimestamp();
                 unreachableSince ??= now;
@@ -382,10 +410,19 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
                 LogRetrying(_logger, NameServer, backoff, e.Status.Detail);
                 await Task.Delay(backoff, _time, cancellationToken).ConfigureAwait(false);
-                backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _options.MaxBackoff.Ticks));
+                backoff = backoff == TimeSpan.Zero ? _options.InitialBackoff : TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _options.MaxBackoff.Ticks));
             }
         }
     }
+
+    /// <summary>Whether a call failed for want of a NameServer rather than by its answer.</summary>
+    /// <remarks>
+    /// grpc-dotnet reports a refused connection as UNAVAILABLE but a connection the server closed
+    /// under the call (it stopped or restarted) as INTERNAL with the HTTP failure attached.
+    /// </remarks>
+    private static bool IsUnreachable(RpcException e) =>
+        e.StatusCode == StatusCode.Unavailable
+        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException);
 
     /// <summary>Turns a status the caller cannot handle into the exception the public surface documents.</summary>
     private Exception Translate(RpcException e) => e.StatusCode switch
