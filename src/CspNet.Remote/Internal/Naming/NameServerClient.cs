@@ -83,7 +83,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         _client = new Proto.NameServer.NameServerClient(_channel);
     }
 
-    /// <summary>Raised, off the gate, after the client opened a new lease and registered its names again: (old, new) incarnation.</summary>
+    /// <summary>Raised, off the gate, when the client had to open a new lease (old, new incarnation); it has registered its names again, or will at the next renewal if that failed part-way.</summary>
     public event Action<string, string>? IncarnationChanged;
 
     /// <summary>The NameServer's address.</summary>
@@ -121,9 +121,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     public async Task<NameEntry> RegisterAsync(NameEntry entry, bool returnExisting, CancellationToken cancellationToken)
     {
         NameValidation.Entry(entry);
-        (string Old, string New)? changed = null;
         NameEntry result;
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
         try
         {
             Proto.RegisterReply reply;
@@ -133,7 +133,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
-                changed = await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
                 reply = await RegisterLockedAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
             }
 
@@ -149,10 +149,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         }
         finally
         {
-            _gate.Release();
+            ReleaseGate(before);
         }
 
-        RaiseIncarnationChanged(changed);
         return result;
     }
 
@@ -237,15 +236,15 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// <remarks>The renewal loop's step; tests call it to renew at a moment of their choosing.</remarks>
     internal async Task RenewOnceAsync(CancellationToken cancellationToken)
     {
-        (string Old, string New)? changed = null;
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
         try
         {
             try
             {
                 var request = new Proto.RenewRequest { LeaseId = Incarnation };
                 Proto.RenewReply reply = await CallAsync(o => _client.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
-                _ttl = TimeSpan.FromMilliseconds(reply.TtlMs);
+                _ttl = TimeToLive(reply.TtlMs);
                 if (_reregistrationPending)
                 {
                     await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
@@ -253,15 +252,13 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
-                changed = await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
             }
         }
         finally
         {
-            _gate.Release();
+            ReleaseGate(before);
         }
-
-        RaiseIncarnationChanged(changed);
     }
 
     /// <summary>Stops renewing and closes the lease, so the program's names disappear at once.</summary>
@@ -336,19 +333,16 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             throw Translate(e);
         }
 
-        // A TTL of 0 would make the renewal loop spin; the server never sends one, but guard anyway.
-        _ttl = TimeSpan.FromMilliseconds(Math.Max(reply.TtlMs, 100));
+        _ttl = TimeToLive(reply.TtlMs);
         _leaseId = reply.LeaseId;
         LogLeaseOpened(_logger, reply.LeaseId, NameServer, _ttl);
     }
 
-    private async Task<(string Old, string New)> ReopenLeaseLockedAsync(CancellationToken cancellationToken)
+    private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
     {
-        string old = Incarnation;
-        LogLeaseLost(_logger, old, NameServer, _registered.Count);
+        LogLeaseLost(_logger, Incarnation, NameServer, _registered.Count);
         await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
         await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
-        return (old, Incarnation);
     }
 
     private async Task RegisterAllLockedAsync(CancellationToken cancellationToken)
@@ -415,6 +409,10 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         }
     }
 
+    /// <summary>The lease's time to live as the server gave it, within the range the server may configure.</summary>
+    /// <remarks>A time to live of 0 would make the renewal loop spin; the server never sends one, but a client must not trust that.</remarks>
+    private static TimeSpan TimeToLive(long ms) => TimeSpan.FromMilliseconds(Math.Clamp(ms, 100, 86_400_000));
+
     /// <summary>Whether a call failed for want of a NameServer rather than by its answer.</summary>
     /// <remarks>
     /// grpc-dotnet reports a refused connection as UNAVAILABLE but a connection the server closed
@@ -434,11 +432,14 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         _ => new NameServerUnavailableException($"The NameServer at {NameServer} failed the call with {e.StatusCode}: {e.Status.Detail}", e),
     };
 
-    private void RaiseIncarnationChanged((string Old, string New)? changed)
+    /// <summary>Leaves the gate; then, if the lease changed while it was held, says so (off the gate, so handlers may call back).</summary>
+    private void ReleaseGate(string? leaseBefore)
     {
-        if (changed is { } c)
+        string? leaseAfter = _leaseId;
+        _gate.Release();
+        if (leaseBefore is not null && leaseAfter is not null && leaseAfter != leaseBefore)
         {
-            IncarnationChanged?.Invoke(c.Old, c.New);
+            IncarnationChanged?.Invoke(leaseBefore, leaseAfter);
         }
     }
 
