@@ -26,6 +26,7 @@ public sealed class NameServerHost : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private int _stopped;
+    private int _disposed;
 
     private NameServerHost(WebApplication app, IPAddress address, int port, INameRegistry registry)
     {
@@ -116,6 +117,11 @@ public sealed class NameServerHost : IAsyncDisposable
     /// <returns>A task that completes when the host is released.</returns>
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
         await StopAsync().ConfigureAwait(false);
         await _app.DisposeAsync().ConfigureAwait(false);
     }

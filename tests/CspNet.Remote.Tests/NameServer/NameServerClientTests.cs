@@ -208,6 +208,18 @@ public sealed class NameServerClientTests
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => resolve);
     }
 
+    [Fact(Timeout = 30000)]
+    public async Task DisposeAsync_WhileResolving_EndsTheResolveWithObjectDisposed()
+    {
+        await using NameServerHost host = await NameServerHost.StartAsync();
+        NameServerClient client = NewClient(host.Uri, 7001);
+        Task<NameEntry> resolve = client.ResolveAsync("never", CancellationToken.None);
+
+        await client.DisposeAsync();
+
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => resolve);
+    }
+
     [Fact]
     public void Constructor_InvalidArguments_Throw()
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.IO;
 using System.Net.Http;
 using System.Threading;
 using System.Threading.Tasks;
@@ -75,12 +76,14 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             },
             DisposeHttpClient = true,
             LoggerFactory = _options.LoggerFactory,
-            ThrowOperationCanceledOnCancellation = true,
+
+            // Not ThrowOperationCanceledOnCancellation: it turns DEADLINE_EXCEEDED into an
+            // OperationCanceledException too, and Resolve's DEADLINE_EXCEEDED means "ask again".
         });
         _client = new Proto.NameServer.NameServerClient(_channel);
     }
 
-    /// <summary>Raised, off the gate, after the client opened a new lease and registered its names again: (old, new) incarnation.</summary>
+    /// <summary>Raised, off the gate, when the client had to open a new lease (old, new incarnation); it has registered its names again, or will at the next renewal if that failed part-way.</summary>
     public event Action<string, string>? IncarnationChanged;
 
     /// <summary>The NameServer's address.</summary>
@@ -118,9 +121,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     public async Task<NameEntry> RegisterAsync(NameEntry entry, bool returnExisting, CancellationToken cancellationToken)
     {
         NameValidation.Entry(entry);
-        (string Old, string New)? changed = null;
         NameEntry result;
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
         try
         {
             Proto.RegisterReply reply;
@@ -130,7 +133,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
-                changed = await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
                 reply = await RegisterLockedAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
             }
 
@@ -146,10 +149,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         }
         finally
         {
-            _gate.Release();
+            ReleaseGate(before);
         }
 
-        RaiseIncarnationChanged(changed);
         return result;
     }
 
@@ -180,9 +182,26 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
     /// <summary>Looks a name up, waiting (holding no thread) until some program registers it.</summary>
     /// <exception cref="NameServerUnavailableException">The NameServer stayed unreachable for the NameServer timeout.</exception>
+    /// <exception cref="ObjectDisposedException">The client was disposed before the name was registered.</exception>
     public async Task<NameEntry> ResolveAsync(string name, CancellationToken cancellationToken)
     {
         NameValidation.Name(name);
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+
+        // Disposing the client ends a resolve in progress rather than leaving it to a dead channel.
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _disposing.Token);
+        try
+        {
+            return await ResolveUntilRegisteredAsync(name, linked.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new ObjectDisposedException(nameof(NameServerClient), "The NameServer client was disposed while resolving '" + name + "'.");
+        }
+    }
+
+    private async Task<NameEntry> ResolveUntilRegisteredAsync(string name, CancellationToken cancellationToken)
+    {
         var request = new Proto.ResolveRequest { Name = name, WaitMs = (long)_options.ResolveWait.TotalMilliseconds };
 
         // The deadline leaves the server time to answer DEADLINE_EXCEEDED itself after its wait.
@@ -217,15 +236,15 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// <remarks>The renewal loop's step; tests call it to renew at a moment of their choosing.</remarks>
     internal async Task RenewOnceAsync(CancellationToken cancellationToken)
     {
-        (string Old, string New)? changed = null;
         await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
         try
         {
             try
             {
                 var request = new Proto.RenewRequest { LeaseId = Incarnation };
                 Proto.RenewReply reply = await CallAsync(o => _client.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
-                _ttl = TimeSpan.FromMilliseconds(reply.TtlMs);
+                _ttl = TimeToLive(reply.TtlMs);
                 if (_reregistrationPending)
                 {
                     await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
@@ -233,15 +252,13 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
-                changed = await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
             }
         }
         finally
         {
-            _gate.Release();
+            ReleaseGate(before);
         }
-
-        RaiseIncarnationChanged(changed);
     }
 
     /// <summary>Stops renewing and closes the lease, so the program's names disappear at once.</summary>
@@ -271,8 +288,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         finally
         {
             _gate.Release();
+
+            // _disposing stays undisposed: a resolve that is ending may still link to its token.
             _channel.Dispose();
-            _disposing.Dispose();
         }
     }
 
@@ -315,19 +333,16 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             throw Translate(e);
         }
 
-        // A TTL of 0 would make the renewal loop spin; the server never sends one, but guard anyway.
-        _ttl = TimeSpan.FromMilliseconds(Math.Max(reply.TtlMs, 100));
+        _ttl = TimeToLive(reply.TtlMs);
         _leaseId = reply.LeaseId;
         LogLeaseOpened(_logger, reply.LeaseId, NameServer, _ttl);
     }
 
-    private async Task<(string Old, string New)> ReopenLeaseLockedAsync(CancellationToken cancellationToken)
+    private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
     {
-        string old = Incarnation;
-        LogLeaseLost(_logger, old, NameServer, _registered.Count);
+        LogLeaseLost(_logger, Incarnation, NameServer, _registered.Count);
         await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
         await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
-        return (old, Incarnation);
     }
 
     private async Task RegisterAllLockedAsync(CancellationToken cancellationToken)
@@ -362,7 +377,10 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken)
     {
         long? unreachableSince = null;
-        TimeSpan backoff = _options.InitialBackoff;
+
+        // The first retry is immediate: the usual failure after a NameServer restart is a pooled
+        // connection the old server closed, and a new connection succeeds at once.
+        TimeSpan backoff = TimeSpan.Zero;
         while (true)
         {
             var options = new CallOptions(deadline: DateTime.UtcNow + timeout, cancellationToken: cancellationToken);
@@ -370,7 +388,11 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 return await call(options).ResponseAsync.ConfigureAwait(false);
             }
-            catch (RpcException e) when (e.StatusCode == StatusCode.Unavailable)
+            catch (RpcException e) when (e.StatusCode == StatusCode.Cancelled && cancellationToken.IsCancellationRequested)
+            {
+                throw new OperationCanceledException(e.Status.Detail, e, cancellationToken);
+            }
+            catch (RpcException e) when (IsUnreachable(e))
             {
                 long now = _time.GetTimestamp();
                 unreachableSince ??= now;
@@ -382,10 +404,23 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
                 LogRetrying(_logger, NameServer, backoff, e.Status.Detail);
                 await Task.Delay(backoff, _time, cancellationToken).ConfigureAwait(false);
-                backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _options.MaxBackoff.Ticks));
+                backoff = backoff == TimeSpan.Zero ? _options.InitialBackoff : TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _options.MaxBackoff.Ticks));
             }
         }
     }
+
+    /// <summary>The lease's time to live as the server gave it, within the range the server may configure.</summary>
+    /// <remarks>A time to live of 0 would make the renewal loop spin; the server never sends one, but a client must not trust that.</remarks>
+    private static TimeSpan TimeToLive(long ms) => TimeSpan.FromMilliseconds(Math.Clamp(ms, 100, 86_400_000));
+
+    /// <summary>Whether a call failed for want of a NameServer rather than by its answer.</summary>
+    /// <remarks>
+    /// grpc-dotnet reports a refused connection as UNAVAILABLE but a connection the server closed
+    /// under the call (it stopped or restarted) as INTERNAL with the HTTP failure attached.
+    /// </remarks>
+    private static bool IsUnreachable(RpcException e) =>
+        e.StatusCode == StatusCode.Unavailable
+        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException);
 
     /// <summary>Turns a status the caller cannot handle into the exception the public surface documents.</summary>
     private Exception Translate(RpcException e) => e.StatusCode switch
@@ -397,11 +432,14 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         _ => new NameServerUnavailableException($"The NameServer at {NameServer} failed the call with {e.StatusCode}: {e.Status.Detail}", e),
     };
 
-    private void RaiseIncarnationChanged((string Old, string New)? changed)
+    /// <summary>Leaves the gate; then, if the lease changed while it was held, says so (off the gate, so handlers may call back).</summary>
+    private void ReleaseGate(string? leaseBefore)
     {
-        if (changed is { } c)
+        string? leaseAfter = _leaseId;
+        _gate.Release();
+        if (leaseBefore is not null && leaseAfter is not null && leaseAfter != leaseBefore)
         {
-            IncarnationChanged?.Invoke(c.Old, c.New);
+            IncarnationChanged?.Invoke(leaseBefore, leaseAfter);
         }
     }
 
