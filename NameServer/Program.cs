@@ -49,7 +49,14 @@ try
     app.MapGrpcHealthChecksService();
 
     // Read the options now, so that a setting out of range is reported like the others.
-    _ = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+    NameServerOptions settings = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+
+    // Exposed beyond this machine, the NameServer must not serve strangers.
+    if (!IPAddress.IsLoopback(address) && string.IsNullOrEmpty(settings.ClusterKey))
+    {
+        throw new ArgumentException(
+            $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (environment CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
+    }
 }
 catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
 {

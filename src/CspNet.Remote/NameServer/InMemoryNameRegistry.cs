@@ -177,7 +177,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
                 throw new NameServerCapacityExceededException($"The NameServer holds {_names.Count} names, its limit.");
             }
 
-            registered = entry with { Endpoint = lease.Endpoint, Incarnation = lease.Id };
+            registered = entry with { Endpoint = lease.Endpoint, Incarnation = Incarnations.Of(lease.Id) };
             _names.Add(registered.Name, new NameState(registered, lease));
             lease.Names.Add(registered.Name);
             _waiters.Remove(registered.Name, out waiters);

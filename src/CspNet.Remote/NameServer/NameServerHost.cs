@@ -65,7 +65,17 @@ public sealed class NameServerHost : IAsyncDisposable
 
         // The empty builder reads no appsettings.json, environment or command line: an embedded
         // server must not change behaviour with whatever directory or environment a test runs in.
+        if (!IPAddress.IsLoopback(options.Address) && string.IsNullOrEmpty(options.NameServer.ClusterKey))
+        {
+            throw new ArgumentException(
+                $"Listening on {options.Address} exposes the NameServer: set NameServerHostOptions.NameServer.ClusterKey (the secret every program is given) or listen on 127.0.0.1.",
+                nameof(options));
+        }
+
         WebApplicationBuilder builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(NameServerHost).Assembly.GetName().Name });
+
+        // Embedded in the user's program: Ctrl+C and SIGTERM stay the program's to handle.
+        builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, Internal.NoHostLifetime>();
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>
             kestrel.Listen(options.Address, options.Port, listen => listen.Protocols = HttpProtocols.Http2));
         builder.Services.AddRouting();
@@ -84,6 +94,7 @@ public sealed class NameServerHost : IAsyncDisposable
             o.MaxResolveWait = settings.MaxResolveWait;
             o.MaxLeases = settings.MaxLeases;
             o.MaxNames = settings.MaxNames;
+            o.ClusterKey = settings.ClusterKey;
         });
 
         WebApplication app = builder.Build();

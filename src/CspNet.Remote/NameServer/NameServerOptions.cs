@@ -23,6 +23,13 @@ public sealed class NameServerOptions
     /// <summary>The most names registered at once; further registrations fail with RESOURCE_EXHAUSTED. Default 1,000,000.</summary>
     public int MaxNames { get; set; } = 1_000_000;
 
+    /// <summary>
+    /// A shared secret every program must present (CspNodeOptions.ClusterKey); calls without it are
+    /// refused with UNAUTHENTICATED. Null (the default) accepts everyone: only for loopback or a
+    /// trusted network. The key travels in clear text over h2c: put TLS in front on other networks.
+    /// </summary>
+    public string? ClusterKey { get; set; }
+
     /// <summary>Throws when a setting is out of range.</summary>
     /// <exception cref="ArgumentOutOfRangeException">A setting is out of range.</exception>
     public void Validate()

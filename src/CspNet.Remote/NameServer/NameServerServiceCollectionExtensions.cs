@@ -20,7 +20,8 @@ public static class NameServerServiceCollectionExtensions
     public static IServiceCollection AddCspNameServer(this IServiceCollection services, Action<NameServerOptions>? configure = null)
     {
         ArgumentNullException.ThrowIfNull(services);
-        services.AddGrpc();
+        // Only the NameServer service checks the cluster key: health checks stay open to probes.
+        services.AddGrpc().AddServiceOptions<NameServerService>(grpc => grpc.Interceptors.Add<NameServerKeyInterceptor>());
         OptionsBuilder<NameServerOptions> options = services.AddOptions<NameServerOptions>();
         if (configure is not null)
         {

@@ -32,7 +32,8 @@ public sealed class InMemoryNameRegistryTests : IDisposable
         Assert.True(registration.Created);
         Assert.Equal(Ttl, lease.TimeToLive);
         Assert.Equal(HostA, resolved!.Endpoint);
-        Assert.Equal(lease.Id, resolved.Incarnation);
+        Assert.Equal(Incarnations.Of(lease.Id), resolved.Incarnation);
+        Assert.NotEqual(lease.Id, resolved.Incarnation); // the lease id stays secret
         Assert.Equal(registration.Entry, resolved);
         Assert.True(resolved.HasSameDefinition(asked));
     }
@@ -49,7 +50,7 @@ public sealed class InMemoryNameRegistryTests : IDisposable
         Assert.Contains("10.0.0.1:7001", e.Message, StringComparison.Ordinal);
         Assert.Contains("producer (42)", e.Message, StringComparison.Ordinal);
         Assert.Equal("producer (42)", e.OwnerProgram);
-        Assert.Equal(first.Id, e.Existing!.Incarnation);
+        Assert.Equal(Incarnations.Of(first.Id), e.Existing!.Incarnation);
     }
 
     [Fact]

@@ -43,7 +43,7 @@ public sealed class NameServerClientTests
 
         Assert.Equal(registered, resolved);
         Assert.Equal(new LinkEndpoint("127.0.0.1", 7001), resolved.Endpoint);
-        Assert.Equal(producer.Incarnation, resolved.Incarnation);
+        Assert.Equal(producer.PublicIncarnation, resolved.Incarnation);
     }
 
     [Fact(Timeout = 30000)]
@@ -59,7 +59,7 @@ public sealed class NameServerClientTests
 
         Assert.Contains("127.0.0.1:7001", e.Message, StringComparison.Ordinal);
         Assert.Contains("client-7001", e.Message, StringComparison.Ordinal);
-        Assert.Equal(first.Incarnation, existing.Incarnation);
+        Assert.Equal(first.PublicIncarnation, existing.Incarnation);
     }
 
     [Fact(Timeout = 30000)]
@@ -108,7 +108,7 @@ public sealed class NameServerClientTests
         NameEntry resolved = await consumer.ResolveAsync("numbers", CancellationToken.None);
         Assert.NotEqual(before, producer.Incarnation);
         Assert.Equal((before, producer.Incarnation), changed);
-        Assert.Equal(producer.Incarnation, resolved.Incarnation);
+        Assert.Equal(producer.PublicIncarnation, resolved.Incarnation);
         Assert.NotNull(await second.Registry.ResolveAsync("sync", TimeSpan.Zero));
     }
 
@@ -131,7 +131,7 @@ public sealed class NameServerClientTests
         string incarnation = await changed.Task;
 
         NameEntry? resolved = await second.Registry.ResolveAsync("numbers", TimeSpan.Zero);
-        Assert.Equal(incarnation, resolved!.Incarnation);
+        Assert.Equal(Incarnations.Of(incarnation), resolved!.Incarnation);
     }
 
     [Fact(Timeout = 30000)]
@@ -145,7 +145,7 @@ public sealed class NameServerClientTests
         NameEntry registered = await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
         Assert.NotEqual(before, client.Incarnation);
-        Assert.Equal(client.Incarnation, registered.Incarnation);
+        Assert.Equal(client.PublicIncarnation, registered.Incarnation);
     }
 
     [Fact(Timeout = 30000)]
@@ -162,7 +162,7 @@ public sealed class NameServerClientTests
         await using NameServerClient producer = await StartedClientAsync(host.Uri, 7001);
         await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
-        Assert.Equal(producer.Incarnation, (await resolve).Incarnation);
+        Assert.Equal(producer.PublicIncarnation, (await resolve).Incarnation);
     }
 
     [Fact(Timeout = 30000)]
@@ -177,7 +177,7 @@ public sealed class NameServerClientTests
         Task<NameEntry> resolve = consumer.ResolveAsync("numbers", CancellationToken.None);
         await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
-        Assert.Equal(producer.Incarnation, (await resolve).Incarnation);
+        Assert.Equal(producer.PublicIncarnation, (await resolve).Incarnation);
     }
 
     [Fact(Timeout = 30000)]

@@ -48,7 +48,7 @@ public sealed class NameServerFuzzTests
         var registered = await server.Client.RegisterAsync(new Proto.RegisterRequest { LeaseId = lease, Entry = NameServerTestHost.Channel32("survivor") });
         var resolved = await server.Client.ResolveAsync(new Proto.ResolveRequest { Name = "survivor" });
         Assert.True(registered.Created);
-        Assert.Equal(lease, resolved.Entry.Incarnation);
+        Assert.Equal(CspNet.Remote.NameServer.Incarnations.Of(lease), resolved.Entry.Incarnation);
     }
 
     private static async Task<StatusCode> SendAsync(NameServerTestHost server, Mutator m, bool raw, CancellationToken ct)

@@ -22,7 +22,7 @@ public sealed class NameServerServiceTests
 
         Assert.True(registered.Created);
         Assert.Equal(7123, resolved.Entry.Endpoint.Port);
-        Assert.Equal(lease, resolved.Entry.Incarnation);
+        Assert.Equal(CspNet.Remote.NameServer.Incarnations.Of(lease), resolved.Entry.Incarnation);
         Assert.Equal("One2One", resolved.Entry.Kind);
     }
 

@@ -61,7 +61,7 @@ internal sealed class NodeServer : IAsyncDisposable
             grpc.MaxReceiveMessageSize = NodeTransport.MessageLimit(options);
             grpc.MaxSendMessageSize = NodeTransport.MessageLimit(options);
             grpc.EnableDetailedErrors = false;
-            grpc.Interceptors.Add<ClusterKeyInterceptor>();
+            grpc.Interceptors.Add<NodeKeyInterceptor>();
         });
 
         WebApplication app = builder.Build();

@@ -57,8 +57,11 @@ internal static class NodeTransport
 }
 
 /// <summary>Refuses calls that do not carry the cluster key, when one is configured.</summary>
-internal sealed class ClusterKeyInterceptor(NodeRuntime node) : Interceptor
+internal abstract class ClusterKeyInterceptor : Interceptor
 {
+    /// <summary>The key callers must present, or null when none is required.</summary>
+    protected abstract string? Key { get; }
+
     public override Task DuplexStreamingServerHandler<TRequest, TResponse>(IAsyncStreamReader<TRequest> requestStream, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, DuplexStreamingServerMethod<TRequest, TResponse> continuation)
     {
         Check(context);
@@ -73,9 +76,25 @@ internal sealed class ClusterKeyInterceptor(NodeRuntime node) : Interceptor
 
     private void Check(ServerCallContext context)
     {
-        if (node.Options.ClusterKey is { Length: > 0 } key && !NodeTransport.KeyMatches(key, context.RequestHeaders.GetValue(NodeTransport.ClusterKeyHeader)))
+        if (Key is { Length: > 0 } key && !NodeTransport.KeyMatches(key, context.RequestHeaders.GetValue(NodeTransport.ClusterKeyHeader)))
         {
-            throw new RpcException(new Status(StatusCode.Unauthenticated, "This program requires the cluster key (CspNodeOptions.ClusterKey)."));
+            throw new RpcException(new Status(StatusCode.Unauthenticated, "This endpoint requires the cluster key (CspNodeOptions.ClusterKey, NameServerOptions.ClusterKey)."));
         }
+    }
+}
+
+/// <summary>The cluster key check of a program's Link endpoint.</summary>
+internal sealed class NodeKeyInterceptor(NodeRuntime node) : ClusterKeyInterceptor
+{
+    protected override string? Key => node.Options.ClusterKey;
+}
+
+/// <summary>Adds the cluster key to every call a client makes (gRPC metadata are HTTP/2 headers).</summary>
+internal sealed class ClusterKeyHandler(string key, HttpMessageHandler inner) : DelegatingHandler(inner)
+{
+    protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, System.Threading.CancellationToken cancellationToken)
+    {
+        request.Headers.TryAddWithoutValidation(NodeTransport.ClusterKeyHeader, key);
+        return base.SendAsync(request, cancellationToken);
     }
 }

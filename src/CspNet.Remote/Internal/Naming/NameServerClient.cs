@@ -65,15 +65,21 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         _options = options ?? new NameServerClientOptions();
         _time = _options.TimeProvider;
         _logger = _options.LoggerFactory?.CreateLogger<NameServerClient>() ?? (ILogger)NullLogger.Instance;
+        HttpMessageHandler handler = _options.HttpHandler ?? new SocketsHttpHandler
+        {
+            // A NameServer that is down must fail a call quickly, so that the retry loop decides.
+            ConnectTimeout = _options.CallTimeout,
+            EnableMultipleHttp2Connections = true,
+            PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
+        };
+        if (_options.ClusterKey is { Length: > 0 } key)
+        {
+            handler = new ClusterKeyHandler(key, handler);
+        }
+
         _channel = GrpcChannel.ForAddress(nameServer, new GrpcChannelOptions
         {
-            HttpHandler = _options.HttpHandler ?? new SocketsHttpHandler
-            {
-                // A NameServer that is down must fail a call quickly, so that the retry loop decides.
-                ConnectTimeout = _options.CallTimeout,
-                EnableMultipleHttp2Connections = true,
-                PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
-            },
+            HttpHandler = handler,
             DisposeHttpClient = true,
             LoggerFactory = _options.LoggerFactory,
 
@@ -92,6 +98,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// <summary>This program's incarnation: its current lease id.</summary>
     /// <exception cref="InvalidOperationException">The client has not started.</exception>
     public string Incarnation => _leaseId ?? throw new InvalidOperationException("The NameServer client has not started.");
+
+    /// <summary>The incarnation other programs see in this program's entries (derived from the lease id, which stays secret).</summary>
+    public string PublicIncarnation => Incarnations.Of(Incarnation);
 
     /// <summary>Opens the lease and starts renewing it.</summary>
     public async Task StartAsync(CancellationToken cancellationToken)
@@ -138,7 +147,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
 
             result = NameProtocol.FromProto(reply.Entry);
-            if (reply.Created || result.Incarnation == _leaseId)
+            if (reply.Created || result.Incarnation == PublicIncarnation)
             {
                 _registered[entry.Name] = entry;
             }

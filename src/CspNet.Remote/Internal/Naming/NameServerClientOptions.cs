@@ -30,4 +30,7 @@ internal sealed class NameServerClientOptions
 
     /// <summary>The HTTP handler for the gRPC channel; a <see cref="SocketsHttpHandler"/> when <see langword="null"/>.</summary>
     public HttpMessageHandler? HttpHandler { get; set; }
+
+    /// <summary>The cluster key sent with every call, if the NameServer requires one.</summary>
+    public string? ClusterKey { get; set; }
 }

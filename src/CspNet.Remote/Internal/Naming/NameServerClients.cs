@@ -17,6 +17,7 @@ internal static class NameServerClients
             {
                 NameServerTimeout = runtime.Options.NameServerTimeout,
                 LoggerFactory = runtime.Options.LoggerFactory,
+                ClusterKey = runtime.Options.ClusterKey,
             });
 
     /// <summary>Registers a name hosted here; Created is false when another program already hosts it (joining kinds).</summary>
@@ -33,7 +34,7 @@ internal static class NameServerClients
         try
         {
             NameEntry registered = await client.RegisterAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
-            return (ToRecord(registered), registered.Incarnation == client.Incarnation);
+            return (ToRecord(registered), registered.Incarnation == client.PublicIncarnation);
         }
         catch (NameAlreadyRegisteredException e)
         {
