@@ -1,0 +1,129 @@
+using System.Net;
+using CspNet.Remote.Benchmarks.Raw;
+using Google.Protobuf;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Benchmarks;
+
+/// <summary>
+/// The raw gRPC baseline: a Kestrel h2c server on 127.0.0.1 (port 0) serving <c>RawBench</c>, and a
+/// client holding one bidirectional <c>Exchange</c> stream to it, both in this process. HTTP/2
+/// windows and message limits are set as CspNet.Remote sets its own (NodeTransport, NodeServer),
+/// so that the two differ only in what travels on the stream.
+/// </summary>
+internal sealed class RawGrpc : IAsyncDisposable
+{
+    // As CspNet.Remote's NodeTransport.WindowSize: a 4 MB message is not throttled by window updates.
+    private const int WindowSize = 16 << 20;
+
+    // The largest benchmark value (4 MB) in one message, plus room for framing.
+    private const int MessageLimit = 8 << 20;
+
+    private readonly WebApplication _server;
+    private readonly GrpcChannel _channel;
+    private readonly AsyncDuplexStreamingCall<Value, Ack> _call;
+
+    private RawGrpc(WebApplication server, GrpcChannel channel, AsyncDuplexStreamingCall<Value, Ack> call)
+    {
+        _server = server;
+        _channel = channel;
+        _call = call;
+    }
+
+    internal static async Task<RawGrpc> StartAsync()
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ApplicationName = "CspNet.Remote.Benchmarks" });
+        builder.Logging.ClearProviders();
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.Listen(IPAddress.Loopback, 0, listen => listen.Protocols = HttpProtocols.Http2);
+            kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxRequestBodySize = null;
+            kestrel.Limits.MinRequestBodyDataRate = null;
+            kestrel.Limits.Http2.InitialConnectionWindowSize = WindowSize;
+            kestrel.Limits.Http2.InitialStreamWindowSize = WindowSize;
+        });
+        builder.Services.AddGrpc(grpc =>
+        {
+            grpc.MaxReceiveMessageSize = MessageLimit;
+            grpc.MaxSendMessageSize = MessageLimit;
+        });
+        WebApplication server = builder.Build();
+        server.MapGrpcService<RawBenchService>();
+        await server.StartAsync();
+
+        string address = server.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+#pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
+        var handler = new SocketsHttpHandler
+        {
+            InitialHttp2StreamWindowSize = WindowSize,
+            PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
+        };
+#pragma warning restore CA2000
+        GrpcChannel channel = GrpcChannel.ForAddress(address, new GrpcChannelOptions
+        {
+            HttpHandler = handler,
+            DisposeHttpClient = true,
+            MaxReceiveMessageSize = MessageLimit,
+            MaxSendMessageSize = MessageLimit,
+        });
+        AsyncDuplexStreamingCall<Value, Ack> call = new RawBench.RawBenchClient(channel).Exchange();
+        return new RawGrpc(server, channel, call);
+    }
+
+    /// <summary>Sends one value; the server answers it with an <see cref="Ack"/> if <paramref name="ack"/>.</summary>
+    internal Task SendAsync(byte[] value, bool ack) =>
+        _call.RequestStream.WriteAsync(new Value { Data = UnsafeByteOperations.UnsafeWrap(value), Ack = ack });
+
+    /// <summary>Waits for the server's next <see cref="Ack"/>; returns how many values it acknowledges.</summary>
+    internal async Task<long> ReceiveAckAsync()
+    {
+        if (!await _call.ResponseStream.MoveNext(CancellationToken.None))
+        {
+            throw new InvalidOperationException("The raw gRPC server closed the stream.");
+        }
+
+        return _call.ResponseStream.Current.Count;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        await _call.RequestStream.CompleteAsync();
+        while (await _call.ResponseStream.MoveNext(CancellationToken.None))
+        {
+        }
+
+        _call.Dispose();
+        _channel.Dispose();
+        await _server.StopAsync();
+        await _server.DisposeAsync();
+    }
+
+    /// <summary>Counts the values of the stream and answers each one that asks for an acknowledgement.</summary>
+    private sealed class RawBenchService : RawBench.RawBenchBase
+    {
+        private static readonly ByteString OneByte = ByteString.CopyFrom(1);
+
+        public override async Task Exchange(IAsyncStreamReader<Value> requestStream, IServerStreamWriter<Ack> responseStream, ServerCallContext context)
+        {
+            long count = 0;
+            while (await requestStream.MoveNext(context.CancellationToken))
+            {
+                count++;
+                if (requestStream.Current.Ack)
+                {
+                    await responseStream.WriteAsync(new Ack { Data = OneByte, Count = count });
+                    count = 0;
+                }
+            }
+        }
+    }
+}
