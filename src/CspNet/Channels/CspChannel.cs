@@ -40,6 +40,9 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
         _core = new ChannelCore<T>(buffer, shape);
     }
 
+    /// <summary>The engine, for the distributed layer that hosts named channels on it.</summary>
+    internal ChannelCore<T> Core => _core;
+
     /// <summary>
     /// The channel's reading end as an <see cref="AltingChannelIn{T}"/>, usable as a guard. One end
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes

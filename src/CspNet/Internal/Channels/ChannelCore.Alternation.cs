@@ -155,7 +155,7 @@ internal sealed partial class ChannelCore<T>
             end.BindLocked(selection);
             if (_poisoned)
             {
-                end.Failure = ThrowHelper.CreatePoisoned(Kind);
+                end.Failure = CreatePoisoned();
                 return true;
             }
 
@@ -188,7 +188,7 @@ internal sealed partial class ChannelCore<T>
             {
                 if (site.TryClaim())
                 {
-                    end.Failure = ThrowHelper.CreatePoisoned(Kind);
+                    end.Failure = CreatePoisoned();
                 }
 
                 return;

@@ -288,7 +288,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
             AssertInvariants();
             if (_poisoned)
             {
-                ThrowHelper.ThrowPoisoned(Kind);
+                throw CreatePoisoned();
             }
 
             if (TryPutLocked(item, self: null, plainOnly: false, out partner))
@@ -361,12 +361,31 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         WakeAll(writers);
     }
 
+    /// <summary>
+    /// Poisons the channel for a reason the core cannot see (the distributed layer: the program
+    /// holding the only writing end vanished): every party fails with the exception
+    /// <paramref name="reason"/> makes, a <see cref="PoisonException"/> that says why.
+    /// </summary>
+    internal void Poison(Func<PoisonException> reason)
+    {
+        // Kept beside the channel, not in it: a field would cost every channel (and a program may
+        // hold millions) for a case only named channels have.
+        PoisonReasons.AddOrUpdate(this, reason);
+        Poison();
+    }
+
+    private static readonly ConditionalWeakTable<object, Func<PoisonException>> PoisonReasons = new();
+
+    /// <summary>The exception a party of a poisoned channel gets: a fresh one each time, since a thrown exception records its stack.</summary>
+    internal PoisonException CreatePoisoned() =>
+        PoisonReasons.TryGetValue(this, out Func<PoisonException>? reason) ? reason() : ThrowHelper.CreatePoisoned(Kind);
+
     private void SetPoisonLocked(Waiter<T>? chain)
     {
         for (; chain is not null; chain = chain.Next)
         {
             chain.Item = default;
-            chain.Error = ThrowHelper.CreatePoisoned(Kind);
+            chain.Error = CreatePoisoned();
         }
     }
 
@@ -497,7 +516,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         AssertLockHeld();
         if (_poisoned)
         {
-            ThrowHelper.ThrowPoisoned(Kind);
+            throw CreatePoisoned();
         }
 
         // A One end has exactly one process on it; a second party parked beside the first

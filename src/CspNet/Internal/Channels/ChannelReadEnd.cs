@@ -32,7 +32,7 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
-            return poisoned ? throw ThrowHelper.CreatePoisoned(core.Kind) : value;
+            return poisoned ? throw core.CreatePoisoned() : value;
         }
 
         return core.Read();
@@ -43,7 +43,7 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
-            return poisoned ? ValueTask.FromException<T>(ThrowHelper.CreatePoisoned(core.Kind)) : new ValueTask<T>(value);
+            return poisoned ? ValueTask.FromException<T>(core.CreatePoisoned()) : new ValueTask<T>(value);
         }
 
         return core.ReadAsync(cancellationToken);
