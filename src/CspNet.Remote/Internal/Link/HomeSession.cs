@@ -5,6 +5,7 @@ using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
 using CspNet.Remote.Protocol;
+using Google.Protobuf;
 using Grpc.Core;
 using Microsoft.Extensions.Logging;
 
@@ -23,11 +24,19 @@ namespace CspNet.Remote.Internal;
 /// </remarks>
 internal sealed partial class HomeSession
 {
+    /// <summary>
+    /// How many values a stream may have in assembly at once (chunks received, closing Write not
+    /// yet). A client sends a value's chunks and its Write back to back, so only as many values as
+    /// it writes concurrently are ever open; a stream that opens more is abandoning them, and each
+    /// could hold up to MaxValueSize bytes here until the stream ends.
+    /// </summary>
+    internal const int MaxValuesInAssembly = 1024;
+
     private readonly NodeRuntime _node;
     private readonly Dictionary<uint, HomeEnd> _ends = [];
     private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
     private readonly HashSet<ulong> _oversized = [];
-    private readonly ConcurrentDictionary<ulong, CancellationTokenSource> _running = new();
+    private readonly ConcurrentDictionary<ulong, RunningOp> _running = new();
     private readonly Channel<HomeFrame> _out = Channel.CreateUnbounded<HomeFrame>(new UnboundedChannelOptions { SingleReader = true });
     private string _peer = "a program that has not introduced itself";
 
@@ -39,7 +48,7 @@ internal sealed partial class HomeSession
         bool lost = true;
         try
         {
-            if (!await input.MoveNext(cancellationToken).ConfigureAwait(false))
+            if (!await NextAsync(input, cancellationToken).ConfigureAwait(false))
             {
                 lost = false;
                 return;
@@ -55,14 +64,14 @@ internal sealed partial class HomeSession
             Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel } });
             Log.LinkOpened(_node.Logger, _peer);
 
-            while (await input.MoveNext(cancellationToken).ConfigureAwait(false))
+            while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
             {
                 Dispatch(input.Current);
             }
 
             lost = false; // the client closed its side: it left on purpose
         }
-        catch (RpcException e) when (e.StatusCode == StatusCode.InvalidArgument)
+        catch (RpcException e) when (e.StatusCode is StatusCode.InvalidArgument or StatusCode.ResourceExhausted)
         {
             Log.StreamRefused(_node.Logger, _peer, e.Status.Detail);
             throw;
@@ -83,6 +92,21 @@ internal sealed partial class HomeSession
         }
     }
 
+    /// <summary>The next frame; bytes that are not a ClientFrame break the stream's framing.</summary>
+    private static async Task<bool> NextAsync(IAsyncStreamReader<ClientFrame> input, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await input.MoveNext(cancellationToken).ConfigureAwait(false);
+        }
+        catch (InvalidProtocolBufferException e)
+        {
+            // Left to gRPC, a parse failure inside the handler is answered UNKNOWN ("Exception was
+            // thrown by handler"), which tells the client nothing and looks like a crash here.
+            throw new RpcException(new Status(StatusCode.InvalidArgument, "A frame is not a valid ClientFrame: " + e.Message));
+        }
+    }
+
     private void Dispatch(ClientFrame frame)
     {
         switch (frame.BodyCase)
@@ -94,6 +118,7 @@ internal sealed partial class HomeSession
                 if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
                 {
                     detached.Detach();
+                    CancelOperationsOn(frame.Detach.Handle);
                 }
 
                 break;
@@ -110,9 +135,9 @@ internal sealed partial class HomeSession
                 Start(frame.Sync.OpId, frame.Sync.Handle, static (end, ct, kind) => end.SyncAsync(kind, ct), frame.Sync.Kind);
                 break;
             case ClientFrame.BodyOneofCase.Cancel:
-                if (_running.TryGetValue(frame.Cancel.OpId, out CancellationTokenSource? cts))
+                if (_running.TryGetValue(frame.Cancel.OpId, out RunningOp running))
                 {
-                    cts.Cancel();
+                    running.Cancellation.Cancel();
                 }
 
                 break;
@@ -124,10 +149,15 @@ internal sealed partial class HomeSession
 
                 break;
             case ClientFrame.BodyOneofCase.Watch:
-                Complete(frame.Watch.OpId, Unsupported());
+                Complete(RequireNew(frame.Watch.OpId), Unsupported());
                 break;
             case ClientFrame.BodyOneofCase.Reserve:
-                Complete(frame.Reserve.OpId, Unsupported());
+                Complete(RequireNew(frame.Reserve.OpId), Unsupported());
+                break;
+            case ClientFrame.BodyOneofCase.Settle:
+                // No Reserve ever succeeds here, so there is never a reservation to settle: the op_id is
+                // unknown, and link.proto ends only the offending operation for that, not the stream.
+                Complete(RequireNew(frame.Settle.OpId), new OpResult(Outcome.Error, StatusCode.FailedPrecondition, $"Operation {frame.Settle.OpId} holds no reservation to settle."));
                 break;
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
@@ -178,6 +208,13 @@ internal sealed partial class HomeSession
 
         if (!_chunks.TryGetValue(chunk.OpId, out ValueAssembler? assembler))
         {
+            if (_chunks.Count + _oversized.Count >= MaxValuesInAssembly)
+            {
+                // Chunks of values whose Write never comes would otherwise stay here until the stream
+                // ends: bounded per value by MaxValueSize, but not in number.
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, $"More than {MaxValuesInAssembly} values are in assembly on this stream: each value's chunks must be followed by its Write."));
+            }
+
             _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
         }
 
@@ -192,6 +229,7 @@ internal sealed partial class HomeSession
 
     private void Write(Write write)
     {
+        RequireNew(write.OpId);
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
         if (_oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize)
         {
@@ -205,19 +243,38 @@ internal sealed partial class HomeSession
 
     private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument)
     {
+        RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
         {
             Complete(opId, new OpResult(Outcome.Error, StatusCode.NotFound, $"Handle {handle} is not attached on this stream."));
             return;
         }
 
+        // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
-        if (!_running.TryAdd(opId, cts))
-        {
-            throw new RpcException(new Status(StatusCode.InvalidArgument, $"Operation {opId} is already running: op_id must be unique on a stream."));
-        }
-
+        _running[opId] = new RunningOp(handle, cts);
         _ = RunOperation(opId, cts, operation(end, cts.Token, argument));
+    }
+
+    /// <summary>
+    /// Refuses an operation whose op_id is still running. Checked before anything else answers it:
+    /// an early answer (unknown handle, oversized value) would otherwise be a second Completed for
+    /// the running operation's op_id, which the client would take as that operation's answer.
+    /// </summary>
+    private ulong RequireNew(ulong opId) => _running.ContainsKey(opId)
+        ? throw new RpcException(new Status(StatusCode.InvalidArgument, $"Operation {opId} is already running: op_id must be unique on a stream."))
+        : opId;
+
+    /// <summary>A detached end's pending operations complete as CANCELLED (link.proto, Detach).</summary>
+    private void CancelOperationsOn(uint handle)
+    {
+        foreach (RunningOp running in _running.Values)
+        {
+            if (running.Handle == handle)
+            {
+                running.Cancellation.Cancel();
+            }
+        }
     }
 
     private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation)
@@ -263,9 +320,9 @@ internal sealed partial class HomeSession
 
     private void Close(bool lost)
     {
-        foreach (CancellationTokenSource cts in _running.Values)
+        foreach (RunningOp running in _running.Values)
         {
-            cts.Cancel();
+            running.Cancellation.Cancel();
         }
 
         foreach (HomeEnd end in _ends.Values)
@@ -287,6 +344,9 @@ internal sealed partial class HomeSession
 
         _ends.Clear();
     }
+
+    /// <summary>An operation in progress: the end it runs on (a Detach cancels it) and its cancellation.</summary>
+    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation);
 
     private static partial class Log
     {
