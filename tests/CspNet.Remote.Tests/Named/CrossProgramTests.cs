@@ -173,7 +173,8 @@ public sealed class CrossProgramTests
         ValueTask<int> read = input.ReadAsync();
         var clock = System.Diagnostics.Stopwatch.StartNew();
         await writer.KillAsync();
-        await Assert.ThrowsAnyAsync<PoisonException>(async () => await read);
+        var lost = await Assert.ThrowsAsync<PeerLostException>(async () => await read);
+        Assert.Contains("'fragile'", lost.Message, StringComparison.Ordinal);
         Assert.True(clock.Elapsed < TestSystem.PeerTimeout * 3, $"noticed after {clock.Elapsed}");
     }
 

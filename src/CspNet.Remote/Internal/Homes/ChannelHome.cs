@@ -136,7 +136,9 @@ internal sealed class ChannelHome<T> : Home
             // A lost writer of a shared writing end takes nothing with it: the others go on.
             if (single)
             {
-                home._channel.Poison();
+                string kind = home.Kind.WireName(), name = home.Name;
+                home._channel.Core.Poison(() => new PeerLostException(
+                    $"{kind} '{name}' is poisoned: {peer}, which held its only writing end, was lost (it exited, was killed, or went silent)."));
             }
         }
     }
