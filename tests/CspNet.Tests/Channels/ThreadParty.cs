@@ -40,6 +40,9 @@ internal sealed class ThreadParty<TResult>
         return party;
     }
 
+    /// <summary>Interrupts the party's thread (<see cref="Thread.Interrupt"/>).</summary>
+    internal void Interrupt() => _thread.Interrupt();
+
     /// <summary>
     /// Waits, without any timing assumption, until the thread is blocked (in a wait) or has ended.
     /// A test starts a party whose only blocking call is the channel operation under test, so

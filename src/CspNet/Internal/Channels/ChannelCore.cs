@@ -30,7 +30,8 @@ namespace CspNet.Internal;
 internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 {
     private readonly Lock _lock = new();
-    private readonly IBuffer<T>? _buffer;
+    // Not readonly: the first hold released to a buffered channel wraps it in a FrontSlotBuffer.
+    private IBuffer<T>? _buffer;
     private readonly bool _singleReader;
     private readonly bool _singleWriter;
     private readonly string _kindName; // e.g. "One2OneChannel": a literal, shared by every channel of the kind

@@ -40,6 +40,11 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     internal void RegisterCancellation(CancellationToken cancellationToken) =>
         _registration = cancellationToken.UnsafeRegister(s_onCancel, this);
 
+    // The registration keeps its token: a cancellation that lost to a hold's claim is still visible here.
+    internal override bool CancellationRequested => _registration.Token.IsCancellationRequested;
+
+    internal override Exception CreateCancellation() => new OperationCanceledException(_registration.Token);
+
     internal override void Wake()
     {
         if (Error is { } error)

@@ -20,6 +20,10 @@ internal sealed class SyncWaiter<T> : Waiter<T>
     private readonly ManualResetEventSlim _signal = new(false, SpinTuning.SyncWaiterSpinCount);
     private IWaiterOwner<T>? _owner;
 
+    // Set before the owner is asked to cancel, so that a hold releasing this (claimed) waiter
+    // under the owner's lock sees it and completes the interrupt rather than parking it again.
+    private volatile bool _interrupted;
+
     private SyncWaiter()
     {
     }
@@ -31,10 +35,15 @@ internal sealed class SyncWaiter<T> : Waiter<T>
         waiter.ResetState();
         waiter._signal.Reset();
         waiter._owner = owner;
+        waiter._interrupted = false;
         return waiter;
     }
 
     internal override void Wake() => _signal.Set();
+
+    internal override bool CancellationRequested => _interrupted;
+
+    internal override Exception CreateCancellation() => new ThreadInterruptedException("The thread was interrupted while its write was set aside for a remote selection, which then gave it back: nothing was delivered.");
 
     /// <summary>
     /// Blocks until a partner has claimed and woken this waiter; rethrows poison.
@@ -52,7 +61,7 @@ internal sealed class SyncWaiter<T> : Waiter<T>
         {
             _signal.Wait();
         }
-        catch (ThreadInterruptedException) when (_owner!.TryCancel(this))
+        catch (ThreadInterruptedException) when (MarkInterrupted() && _owner!.TryCancel(this))
         {
             _owner = null;
             throw;
@@ -60,6 +69,14 @@ internal sealed class SyncWaiter<T> : Waiter<T>
         catch (ThreadInterruptedException)
         {
             WaitUninterruptibly();
+            if (Error is ThreadInterruptedException)
+            {
+                // A hold had set this write aside and gave it back: the interrupt is the outcome
+                // (nothing was delivered), not something to raise again later.
+                _owner = null;
+                throw Error;
+            }
+
             Thread.CurrentThread.Interrupt();
         }
 
@@ -69,6 +86,12 @@ internal sealed class SyncWaiter<T> : Waiter<T>
             // Each parked party gets its own exception instance, so throwing it here is safe.
             throw error;
         }
+    }
+
+    private bool MarkInterrupted()
+    {
+        _interrupted = true;
+        return true;
     }
 
     private void WaitUninterruptibly()

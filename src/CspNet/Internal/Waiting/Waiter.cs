@@ -61,6 +61,23 @@ internal abstract class Waiter<T>
     /// <summary>Cancellation side: wins the waiter for cancellation. Called under the owner's lock.</summary>
     internal bool TryCancel() => Interlocked.CompareExchange(ref _state, Cancelled, Pending) == Pending;
 
+    /// <summary>
+    /// Gives a claimed plain waiter back to <see cref="Pending"/>, under the owner's lock: a channel
+    /// hold (<see cref="ChannelHold{T}"/>) that set a parked writer aside and then released it puts
+    /// it back in its queue, where it can be claimed or cancelled again.
+    /// </summary>
+    internal void Unclaim() => Volatile.Write(ref _state, Pending);
+
+    /// <summary>
+    /// Whether the owner asked to cancel the operation after a partner had claimed it (its token
+    /// fired, or its thread was interrupted). A hold that releases a writer it had claimed then
+    /// completes that cancellation instead of parking the writer again.
+    /// </summary>
+    internal virtual bool CancellationRequested => false;
+
+    /// <summary>The exception that completes a cancellation found by <see cref="CancellationRequested"/>.</summary>
+    internal virtual Exception CreateCancellation() => new OperationCanceledException();
+
     /// <summary>Makes a completed node reusable. Only the owner calls this, after it has observed completion.</summary>
     protected void ResetState()
     {

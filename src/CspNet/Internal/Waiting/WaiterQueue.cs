@@ -60,6 +60,26 @@ internal struct WaiterQueue<T>
         _tail = waiter;
     }
 
+    /// <summary>Queues <paramref name="waiter"/> first in line: a released hold gives its writer back its place.</summary>
+    internal void EnqueueFront(Waiter<T> waiter, bool isReader)
+    {
+        Debug.Assert(!waiter.IsQueued, "A waiter is queued at most once.");
+        waiter.IsQueued = true;
+        waiter.IsReader = isReader;
+        waiter.Previous = null;
+        waiter.Next = _head;
+        if (_head is null)
+        {
+            _tail = waiter;
+        }
+        else
+        {
+            _head.Previous = waiter;
+        }
+
+        Volatile.Write(ref _head, waiter);
+    }
+
     /// <summary>
     /// Removes waiters from the front until one can be claimed, and returns it. Waiters of
     /// <paramref name="skip"/> (the caller's own alternation) are passed over and stay queued;

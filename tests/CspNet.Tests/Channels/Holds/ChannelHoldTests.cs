@@ -1,0 +1,383 @@
+using CspNet.Internal;
+
+namespace CspNet.Tests.Channels.Holds;
+
+/// <summary>
+/// Holds (<c>ChannelCore.TryHold/HoldAsync/Commit/Release</c>): a value set aside for a remote
+/// selecting reader. A held writer stays blocked until the commit; a release puts everything back
+/// exactly as it was, first in line.
+/// </summary>
+public class ChannelHoldTests
+{
+    [Fact(Timeout = 20_000)]
+    public async Task TryHold_ParkedWriter_WriterStaysBlockedUntilCommit()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task write = channel.WriteAsync(7).AsTask();
+
+        ChannelHold<int>? hold = channel.Core.TryHold();
+
+        Assert.NotNull(hold);
+        Assert.Equal(7, hold.Item);
+        Assert.True(hold.FromWriter);
+        Assert.False(write.IsCompleted);
+        Assert.Null(channel.Core.TryHold());
+
+        ChannelCore<int>.Commit(hold);
+        await write;
+        Assert.Null(channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_TwoParkedWriters_HeldWriterFirstInLineAgain()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task first = channel.WriteAsync(1).AsTask();
+        Task second = channel.WriteAsync(2).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        channel.Core.Release(hold);
+
+        Assert.False(first.IsCompleted);
+        Assert.Equal(1, await channel.ReadAsync());
+        await first;
+        Assert.False(second.IsCompleted);
+        Assert.Equal(2, await channel.ReadAsync());
+        await second;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_ReaderParkedMeanwhile_ReaderTakesTheValueAndWriteCompletes()
+    {
+        var channel = new One2AnyChannel<int>();
+        Task write = channel.WriteAsync(5).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+        Task<int> read = channel.CreateIn().ReadAsync().AsTask();
+        Assert.False(read.IsCompleted);
+
+        channel.Core.Release(hold);
+
+        Assert.Equal(5, await read);
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_SelectionWaitingMeanwhile_SelectionChoosesTheValue()
+    {
+        var channel = new One2AnyChannel<int>();
+        Task write = channel.WriteAsync(9).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+        AltingChannelIn<int> input = channel.CreateIn();
+        var alt = new Alternative(input);
+        Task<int> select = alt.PriSelectAsync().AsTask();
+        Assert.False(select.IsCompleted);
+
+        channel.Core.Release(hold);
+
+        Assert.Equal(0, await select);
+        Assert.Equal(9, await input.ReadAsync());
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_BufferedItems_FifoOrderRestored()
+    {
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(3));
+        for (int i = 1; i <= 3; i++)
+        {
+            await channel.WriteAsync(i);
+        }
+
+        Task fourth = channel.WriteAsync(4).AsTask(); // parks: the buffer is full
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+        Assert.Equal(1, hold.Item);
+        Assert.False(hold.FromWriter);
+        await fourth; // the freed slot took it, as after a read
+
+        channel.Core.Release(hold);
+
+        for (int i = 1; i <= 4; i++)
+        {
+            Assert.Equal(i, await channel.ReadAsync());
+        }
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_TwoBufferedHoldsReleasedInReverse_FifoOrderRestored()
+    {
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(4));
+        for (int i = 1; i <= 4; i++)
+        {
+            await channel.WriteAsync(i);
+        }
+
+        ChannelHold<int> first = channel.Core.TryHold()!;
+        ChannelHold<int> second = channel.Core.TryHold()!;
+        channel.Core.Release(second);
+        ChannelHold<int> again = channel.Core.TryHold()!;
+        Assert.Equal(2, again.Item);
+        channel.Core.Release(first);
+        channel.Core.Release(again);
+
+        for (int i = 1; i <= 4; i++)
+        {
+            Assert.Equal(i, await channel.ReadAsync());
+        }
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_BufferedItem_ConsumedOnce()
+    {
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
+        await channel.WriteAsync(1);
+        await channel.WriteAsync(2);
+
+        ChannelCore<int>.Commit(channel.Core.TryHold()!);
+
+        Assert.Equal(2, await channel.ReadAsync());
+        Assert.Null(channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task HoldAsync_NothingThere_HoldsTheNextWriterWithoutCompletingIt()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(CancellationToken.None).AsTask();
+        Assert.False(holding.IsCompleted);
+
+        Task write = channel.WriteAsync(3).AsTask();
+        ChannelHold<int> hold = await holding;
+
+        Assert.Equal(3, hold.Item);
+        Assert.False(write.IsCompleted);
+        ChannelCore<int>.Commit(hold);
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task HoldAsync_PlainReaderAheadTakesTheValue_HoldWaitsForTheNext()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task<int> read = channel.ReadAsync().AsTask();
+        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(CancellationToken.None).AsTask();
+
+        await channel.WriteAsync(1); // to the reader ahead
+        Assert.Equal(1, await read);
+        Task write = channel.WriteAsync(2).AsTask();
+
+        ChannelHold<int> hold = await holding;
+        Assert.Equal(2, hold.Item);
+        ChannelCore<int>.Commit(hold);
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task HoldAsync_Cancelled_HoldsNothing()
+    {
+        var channel = new Any2AnyChannel<int>();
+        using var cancellation = new CancellationTokenSource();
+        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(cancellation.Token).AsTask();
+
+        await cancellation.CancelAsync();
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => holding);
+        Task write = channel.WriteAsync(4).AsTask();
+        Assert.Equal(4, await channel.ReadAsync());
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task WhenHoldableAsync_WriterParks_CompletesAndTakesNothing()
+    {
+        var channel = new One2AnyChannel<int>();
+        Task watch = channel.Core.WhenHoldableAsync(CancellationToken.None).AsTask();
+        Assert.False(watch.IsCompleted);
+
+        Task write = channel.WriteAsync(8).AsTask();
+
+        await watch;
+        Assert.False(write.IsCompleted);
+        Assert.Equal(8, await channel.ReadAsync());
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task WhenHoldableAsync_Poisoned_Completes()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task watch = channel.Core.WhenHoldableAsync(CancellationToken.None).AsTask();
+
+        channel.Poison();
+
+        await watch;
+        Assert.Throws<PoisonException>(() => channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task WhenHoldableAsync_Cancelled_LeavesNothingParked()
+    {
+        var channel = new One2AnyChannel<int>();
+        using var cancellation = new CancellationTokenSource();
+        Task watch = channel.Core.WhenHoldableAsync(cancellation.Token).AsTask();
+
+        await cancellation.CancelAsync();
+
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => watch);
+        Assert.Contains("0 readers", channel.Core.DebuggerDisplay, StringComparison.Ordinal);
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_PoisonedWhileHeld_WriterCompletes()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task write = channel.WriteAsync(1).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        channel.Poison();
+        Assert.False(write.IsCompleted);
+        ChannelCore<int>.Commit(hold);
+
+        await write;
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_PoisonedWhileHeld_WriterFailsWithPoison()
+    {
+        var channel = new Any2AnyChannel<int>();
+        Task write = channel.WriteAsync(1).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        channel.Poison();
+        channel.Core.Release(hold);
+
+        await Assert.ThrowsAsync<PoisonException>(() => write);
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_BufferedItemPoisonedWhileHeld_ItemStillReadThenPoison()
+    {
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
+        await channel.WriteAsync(1);
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        channel.Poison();
+        channel.Core.Release(hold);
+
+        Assert.Equal(1, await channel.ReadAsync());
+        await Assert.ThrowsAsync<PoisonException>(() => channel.ReadAsync().AsTask());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_HeldWriterCancelledMeanwhile_WriteCancelledAndNothingLeft()
+    {
+        var channel = new Any2AnyChannel<int>();
+        using var cancellation = new CancellationTokenSource();
+        Task write = channel.WriteAsync(1, cancellation.Token).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        await cancellation.CancelAsync();
+        Assert.False(write.IsCompleted); // held: its cancellation waits for the hold's outcome
+        channel.Core.Release(hold);
+
+        var cancelled = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => write);
+        Assert.Equal(cancellation.Token, cancelled.CancellationToken);
+        Assert.Null(channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_HeldWriterCancelledMeanwhile_WriteCompletes()
+    {
+        var channel = new Any2AnyChannel<int>();
+        using var cancellation = new CancellationTokenSource();
+        Task write = channel.WriteAsync(1, cancellation.Token).AsTask();
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+
+        await cancellation.CancelAsync();
+        ChannelCore<int>.Commit(hold);
+
+        await write; // the value was taken: the write happened, as when a reader wins the race
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_HeldThreadWriterInterrupted_WriteThrowsInterrupted()
+    {
+        var channel = new Any2AnyChannel<int>();
+        var writer = ThreadParty.Start(() => channel.Write(1));
+        ChannelHold<int> hold = await channel.Core.HoldAsync(CancellationToken.None);
+
+        writer.Interrupt();
+        channel.Core.Release(hold);
+
+        await Assert.ThrowsAsync<ThreadInterruptedException>(() => writer.Completion);
+        Assert.Null(channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task HoldsAndReaders_ManyValues_EachReadOrCommittedExactlyOnce()
+    {
+        const int Count = 20_000;
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(4));
+        var seen = new int[Count];
+        int total = 0;
+        var allSeen = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        void See(int value)
+        {
+            Interlocked.Increment(ref seen[value]);
+            if (Interlocked.Increment(ref total) == Count)
+            {
+                allSeen.SetResult();
+            }
+        }
+
+        Task writer = Task.Run(async () =>
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                await channel.WriteAsync(i);
+            }
+        });
+        Task holder = Task.Run(async () =>
+        {
+            var random = new Random(1);
+            int last = -1;
+            while (true)
+            {
+                ChannelHold<int> hold;
+                try
+                {
+                    hold = await channel.Core.HoldAsync(CancellationToken.None);
+                }
+                catch (PoisonException)
+                {
+                    return;
+                }
+
+                if (random.Next(2) == 0)
+                {
+                    channel.Core.Release(hold);
+                }
+                else
+                {
+                    Assert.True(hold.Item > last, "One reader takes one writer's values in order.");
+                    last = hold.Item;
+                    ChannelCore<int>.Commit(hold);
+                    See(hold.Item);
+                }
+            }
+        });
+        Task reader = Task.Run(async () =>
+        {
+            await foreach (int v in channel.ReadAllAsync())
+            {
+                See(v);
+            }
+        });
+
+        await writer;
+        await allSeen.Task;
+
+        channel.Poison();
+        await Task.WhenAll(holder, reader);
+        Assert.All(seen, n => Assert.Equal(1, n));
+    }
+}
