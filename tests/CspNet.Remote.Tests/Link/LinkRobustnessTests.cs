@@ -96,7 +96,7 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
         Assert.True(storm.Frames >= 10_000, $"only {storm.Frames} frames sent");
         Assert.True(storm.Tally.GetValueOrDefault("end Unavailable") <= RawStreams / 10, storm.Describe());
         Assert.True(storm.Tally.ContainsKey("end OK") && storm.Tally.ContainsKey("end InvalidArgument") && storm.Tally.ContainsKey("end ResourceExhausted"), storm.Describe());
-        foreach (string needed in new[] { "attached OK", "attached NotFound", "attached FailedPrecondition", "attached InvalidArgument", "Ok", "Cancelled", "Error InvalidArgument", "Error NotFound", "Error FailedPrecondition", "Error ResourceExhausted", "Error Unimplemented" })
+        foreach (string needed in new[] { "attached OK", "attached NotFound", "attached FailedPrecondition", "attached InvalidArgument", "Ok", "Cancelled", "Error InvalidArgument", "Error NotFound", "Error FailedPrecondition", "Error ResourceExhausted" })
         {
             Assert.True(storm.Tally.ContainsKey(needed), $"no '{needed}' in {storm.Describe()}");
         }
@@ -290,6 +290,8 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
         private readonly Dictionary<ulong, int> _numbers = [];   // op_id -> well-formed value written to "numbers"
         private readonly List<uint> _attached = [];              // handles an Attach was sent for
         private readonly TaskCompletionSource _answered = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private readonly HashSet<ulong> _reserved = [];           // reservations whose value was set aside (Reserved)
+        private TaskCompletionSource _reservedArrived = new(TaskCreationOptions.RunContinuationsAsynchronously);
         private AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> _call = null!;
         private ulong _nextOp;
         private ulong _nextAbandoned = AbandonedOps;
@@ -317,21 +319,39 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
             if (open)
             {
                 // Ask every operation still running to stop, and wait for all the answers owed: a
-                // stream that broke no rule must answer each operation exactly once.
-                ulong[] running;
-                lock (_lock)
+                // stream that broke no rule must answer each operation exactly once. A reservation
+                // that has set a value aside ignores Cancel: it is given back with Settle(false),
+                // also when its Reserved arrives during the drain.
+                var cancelled = new HashSet<ulong>();
+                var settled = new HashSet<ulong>();
+                while (true)
                 {
-                    _draining = true;
-                    running = [.. _pending.Keys];
-                    CheckAnswered();
-                }
+                    ulong[] running, reserved;
+                    Task more;
+                    lock (_lock)
+                    {
+                        _draining = true;
+                        running = [.. _pending.Keys.Where(cancelled.Add)];
+                        reserved = [.. _reserved.Where(settled.Add)];
+                        more = (_reservedArrived = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+                        CheckAnswered();
+                    }
 
-                foreach (ulong op in running)
-                {
-                    _ = await SendAsync(new Proto.ClientFrame { Cancel = new Proto.Cancel { OpId = op } });
-                }
+                    foreach (ulong op in running)
+                    {
+                        _ = await SendAsync(new Proto.ClientFrame { Cancel = new Proto.Cancel { OpId = op } });
+                    }
 
-                await Task.WhenAny(_answered.Task, reading);
+                    foreach (ulong op in reserved)
+                    {
+                        _ = await SendAsync(new Proto.ClientFrame { Settle = new Proto.Settle { OpId = op } });
+                    }
+
+                    if (await Task.WhenAny(_answered.Task, reading, more) != more)
+                    {
+                        break;
+                    }
+                }
             }
 
             await TryCompleteAsync(call.RequestStream);
@@ -416,9 +436,25 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
                             storm.Problems.Enqueue($"{label}: op {completed.OpId} answered but not owed ({completed.Outcome} {completed.Message})");
                         }
 
+                        _reserved.Remove(completed.OpId);
                         if (_numbers.Remove(completed.OpId, out int value) && completed.Outcome == Proto.Outcome.Ok)
                         {
                             storm.Delivered.Add(value);
+                        }
+
+                        break;
+                    case Proto.HomeFrame.BodyOneofCase.Ready:
+                    case Proto.HomeFrame.BodyOneofCase.Reserved:
+                        ulong opId = frame.BodyCase == Proto.HomeFrame.BodyOneofCase.Ready ? frame.Ready.OpId : frame.Reserved.OpId;
+                        storm.Count(frame.BodyCase.ToString());
+                        if (!_pending.ContainsKey(opId))
+                        {
+                            storm.Problems.Enqueue($"{label}: {frame.BodyCase} for op {opId}, which is not running");
+                        }
+                        else if (frame.BodyCase == Proto.HomeFrame.BodyOneofCase.Reserved)
+                        {
+                            _reserved.Add(opId);
+                            _reservedArrived.TrySetResult();
                         }
 
                         break;

@@ -1,4 +1,5 @@
 using System;
+using System.Buffers;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -13,15 +14,75 @@ namespace CspNet.Remote.Internal;
 /// at the home, and if the home had already taken a value, the read returns it instead: nothing is
 /// lost.
 /// </summary>
+/// <remarks>
+/// <para>
+/// It is a guard that commits asynchronously (docs/GUARD-CONTRACT.md), over the Watch, Reserve and
+/// Settle frames of link.proto:
+/// </para>
+/// <list type="bullet">
+/// <item><see cref="TryCommit"/>: true if a value chosen earlier is still held here; otherwise it
+/// signals if the newest word from the home says a value was there (the engine then reserves it in
+/// its turn, without waiting at the home), and answers false.</item>
+/// <item>While the end knows of no value at the home, one Watch is outstanding there; its Ready
+/// says a value is there (and signals the enabled site, if any). <see cref="Enable"/> signals at
+/// once if a value is known to be there. The watch outlives <see cref="Disable"/>, so that the next
+/// selection's scan knows. Every site call is made under the end's lock, which Disable takes too,
+/// so none comes after it.</item>
+/// <item><see cref="TryReserveAsync"/> sends Reserve (waiting at the home only once enabled) and
+/// answers true when Reserved arrives with the value, which stays here. Cancelled, it sends Cancel
+/// and still waits for the home's answer; a value set aside anyway is given back (Settle false).</item>
+/// <item><see cref="Confirm"/> sends Settle(true), without waiting, and keeps the value for the next
+/// read, which returns it without a round trip; <see cref="Release"/> sends Settle(false): the home
+/// puts the value back first in line and its writer stays blocked.</item>
+/// </list>
+/// <para>Like every end, it belongs to one process: the reservation and the held value are the owner's.</para>
+/// </remarks>
 internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>
 {
+    private readonly Lock _lock = new();
+    private GuardSite? _site;      // the enabled selection's site, under _lock
+    private PendingOp? _watch;     // the watch at the home, while no value is known there; under _lock
+    private bool _knownReady;      // the newest word from the home: a value was there
+
+    // Owner only: the outstanding reservation, and the value chosen for the next read.
+    private PendingOp? _reservation;
+    private T? _reservedValue;
+    private string? _reservedPoison;
+    private bool _holding;
+    private T? _held;
+    private string? _heldPoison;
+
+    protected internal override GuardCapabilities Capabilities => GuardCapabilities.CommitsAsynchronously;
+
     public override T Read()
     {
+        if (_holding)
+        {
+            return TakeHeld();
+        }
+
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
         return ReadAsync().AsTask().GetAwaiter().GetResult();
     }
 
-    public override async ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
+    public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
+    {
+        if (_holding)
+        {
+            try
+            {
+                return new ValueTask<T>(TakeHeld());
+            }
+            catch (PoisonException e)
+            {
+                return ValueTask.FromException<T>(e);
+            }
+        }
+
+        return ReadRemoteAsync(cancellationToken);
+    }
+
+    private async ValueTask<T> ReadRemoteAsync(CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
         PendingOp op = link.Begin();
@@ -33,17 +94,236 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
 
     public override void Poison() => link.Poison(handle);
 
-    /// <summary>
-    /// A selection over this end would need the home to set a value aside until the selection
-    /// decides (the Watch/Reserve/Settle frames of link.proto); until that lands it is refused
-    /// clearly rather than risking a lost value.
-    /// </summary>
-    protected internal override bool Prepare(GuardSite site) =>
-        throw new NotSupportedException(
-            $"The reading end of '{name}' belongs to a channel that lives in another program ({link.Target}); such an end cannot be a guard of an Alternative yet. " +
-            "Read it in a process of its own that forwards to a local channel, and select over that channel.");
+    protected internal override bool TryCommit(GuardSite site)
+    {
+        if (_holding)
+        {
+            return true;
+        }
 
-    protected internal override bool TryCommit(GuardSite site) => false;
+        // Committing takes a round trip: say "ready" and the engine reserves this end in its turn
+        // (the contract's convention for asynchronous guards). A lost link signals too, so that the
+        // reservation reports the loss. Not known ready: a watch finds out for the next selection,
+        // or this one's wait.
+        lock (_lock)
+        {
+            if (_knownReady || link.IsFailed)
+            {
+                site.Signal();
+            }
+            else
+            {
+                EnsureWatchLocked();
+            }
+        }
+
+        return false;
+    }
+
+    protected internal override void Enable(GuardSite site)
+    {
+        lock (_lock)
+        {
+            _site = site;
+            if (_knownReady || link.IsFailed)
+            {
+                // The reservation this signal starts waits at the home, and reports a lost link.
+                site.Signal();
+            }
+            else
+            {
+                EnsureWatchLocked();
+            }
+        }
+    }
+
+    protected internal override void Disable(GuardSite site)
+    {
+        // The watch stays: what it learns lets the next selection's scan see this end ready, in
+        // its turn (without it, a local guard that is always ready would win every scan).
+        lock (_lock)
+        {
+            _site = null;
+        }
+    }
+
+    /// <summary>Keeps one watch at the home while this end does not know of a value there.</summary>
+    private void EnsureWatchLocked()
+    {
+        if (_watch is not null || link.IsFailed)
+        {
+            return;
+        }
+
+        PendingOp watch = link.Begin();
+        watch.OnReady = () => OnReady(watch);
+        _watch = watch;
+        link.Send(new ClientFrame { Watch = new Watch { Handle = handle, OpId = watch.Id } });
+        _ = WatchEndedAsync(watch);
+    }
+
+    private void OnReady(PendingOp watch)
+    {
+        lock (_lock)
+        {
+            if (_watch == watch)
+            {
+                _watch = null;
+            }
+
+            _knownReady = true;
+            _site?.Signal();
+        }
+    }
+
+    /// <summary>A watch that ends in failure (the link lost, a home that refuses) fails the selection it serves.</summary>
+    private async Task WatchEndedAsync(PendingOp watch)
+    {
+        Completion completion = await watch.Task.ConfigureAwait(false);
+        Exception? failure = null;
+        if (completion.Lost is not null || completion.Outcome is not (Outcome.Ok or Outcome.Cancelled or Outcome.Poisoned))
+        {
+            try
+            {
+                completion.ThrowIfFailed($"Selecting over '{name}'", CancellationToken.None);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                failure = e;
+            }
+        }
+
+        lock (_lock)
+        {
+            if (_watch == watch)
+            {
+                _watch = null;
+            }
+
+            if (failure is not null)
+            {
+                _site?.Fail(failure);
+            }
+        }
+    }
+
+    protected internal override async ValueTask<bool> TryReserveAsync(GuardSite site, CancellationToken cancellationToken)
+    {
+        bool wait;
+        lock (_lock)
+        {
+            // Enabled: the other guards can still win meanwhile, so waiting at the home for a value
+            // is safe. In the scan nothing else is enabled: ask for a value that is there now.
+            wait = _site is not null;
+        }
+
+        PendingOp op = link.Begin(reserves: true);
+        link.Send(new ClientFrame { Reserve = new Reserve { Handle = handle, OpId = op.Id, Wait = wait } });
+        using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (link, op.Id)))
+        {
+            await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
+        }
+
+        if (op.Reserved.IsCompleted)
+        {
+            T value;
+            try
+            {
+                value = codec.Read(op.Reserved.Result);
+            }
+            catch
+            {
+                link.Settle(op.Id, accept: false);
+                throw;
+            }
+
+            if (cancellationToken.IsCancellationRequested)
+            {
+                // The value came although the selection gave up: give it back before saying "nothing reserved".
+                link.Settle(op.Id, accept: false);
+                return false;
+            }
+
+            _reservation = op;
+            _reservedValue = value;
+            return true;
+        }
+
+        Completion completion = await op.Task.ConfigureAwait(false);
+        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        {
+            case Outcome.Cancelled:
+                if (!cancellationToken.IsCancellationRequested)
+                {
+                    // The home had nothing to set aside: watch for the next value.
+                    lock (_lock)
+                    {
+                        _knownReady = false;
+                        EnsureWatchLocked();
+                    }
+                }
+
+                return false;
+            case Outcome.Poisoned:
+                // As a local end: a poisoned channel commits the guard, and the read throws.
+                _reservedPoison = completion.Message;
+                return true;
+            default:
+                completion.ThrowIfFailed($"Selecting over '{name}'", cancellationToken);
+                return false;
+        }
+    }
+
+    protected internal override void Confirm(GuardSite site)
+    {
+        if (_reservation is { } op)
+        {
+            _reservation = null;
+            link.Settle(op.Id, accept: true);
+            Hold(_reservedValue, poison: null);
+            _reservedValue = default;
+        }
+        else if (_reservedPoison is { } poison)
+        {
+            _reservedPoison = null;
+            Hold(default, poison);
+        }
+
+        // Otherwise TryCommit found a value held already: it stays for the next read.
+    }
+
+    protected internal override void Release(GuardSite site)
+    {
+        if (_reservation is { } op)
+        {
+            _reservation = null;
+            _reservedValue = default;
+            link.Settle(op.Id, accept: false);
+        }
+
+        _reservedPoison = null;
+    }
+
+    private void Hold(T? value, string? poison)
+    {
+        _held = value;
+        _heldPoison = poison;
+        _holding = true;
+    }
+
+    private T TakeHeld()
+    {
+        _holding = false;
+        T value = _held!;
+        _held = default;
+        if (_heldPoison is { } poison)
+        {
+            _heldPoison = null;
+            throw new PoisonException(poison);
+        }
+
+        return value;
+    }
 
     public override string ToString() => $"reading end of '{name}' at {link.Target}";
 }

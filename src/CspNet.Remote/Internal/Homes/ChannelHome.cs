@@ -2,6 +2,7 @@ using System;
 using System.Buffers;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Internal;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Internal;
@@ -145,6 +146,51 @@ internal sealed class ChannelHome<T> : Home
 
     private sealed class ReaderEnd(ChannelHome<T> home, IChannelIn<T> end) : HomeEnd
     {
+        internal override Task<OpResult> WatchAsync(Action ready, CancellationToken cancellationToken) =>
+            Run(
+                async ct =>
+                {
+                    await home._channel.Core.WhenHoldableAsync(ct).ConfigureAwait(false);
+                    ready();
+                    return OpResult.Ok;
+                },
+                cancellationToken);
+
+        internal override Task<OpResult> ReserveAsync(bool wait, Action<ReadOnlyMemory<byte>> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
+            Run(
+                async ct =>
+                {
+                    ChannelCore<T> core = home._channel.Core;
+                    ChannelHold<T>? hold = wait ? await core.HoldAsync(ct).ConfigureAwait(false) : core.TryHold();
+                    if (hold is null)
+                    {
+                        return OpResult.Cancelled; // nothing to set aside now, and the client did not want to wait
+                    }
+
+                    // Whatever happens from here (a codec failure, the stream's end), the hold is
+                    // settled exactly once: committed only on the client's word.
+                    bool accept = false;
+                    try
+                    {
+                        reserved(ValueEncoder.Encode(home._codec!, hold.Item, long.MaxValue));
+                        accept = await settled.ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        if (accept)
+                        {
+                            ChannelCore<T>.Commit(hold);
+                        }
+                        else
+                        {
+                            core.Release(hold);
+                        }
+                    }
+
+                    return accept ? OpResult.Ok : OpResult.Cancelled;
+                },
+                cancellationToken);
+
         internal override Task<OpResult> ReadAsync(CancellationToken cancellationToken) =>
             Run(
                 async ct =>

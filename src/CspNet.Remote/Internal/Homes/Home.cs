@@ -63,6 +63,17 @@ internal abstract class HomeEnd
 
     internal virtual Task<OpResult> SyncAsync(SyncKind kind, CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation(kind.ToString()));
 
+    /// <summary>Completes (OK) after calling <paramref name="ready"/> once a reservation could take something; takes nothing.</summary>
+    internal virtual Task<OpResult> WatchAsync(Action ready, CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation("watch"));
+
+    /// <summary>
+    /// Sets a value aside (waiting for one if <paramref name="wait"/>), hands it to
+    /// <paramref name="reserved"/>, and then commits or releases it as <paramref name="settled"/>
+    /// says: OK if taken, CANCELLED if given back or if nothing was set aside.
+    /// </summary>
+    internal virtual Task<OpResult> ReserveAsync(bool wait, Action<ReadOnlyMemory<byte>> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
+        Task.FromResult(OpResult.WrongOperation("reservation"));
+
     internal abstract void Poison();
 
     /// <summary>The end was closed on purpose (Detach): give its place back.</summary>

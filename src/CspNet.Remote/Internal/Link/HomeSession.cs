@@ -149,23 +149,30 @@ internal sealed partial class HomeSession
 
                 break;
             case ClientFrame.BodyOneofCase.Watch:
-                Complete(RequireNew(frame.Watch.OpId), Unsupported());
+                Start(frame.Watch.OpId, frame.Watch.Handle, static (end, ct, s) => end.WatchAsync(() => s.session.Send(new HomeFrame { Ready = new Ready { OpId = s.opId } }), ct), (session: this, opId: frame.Watch.OpId));
                 break;
             case ClientFrame.BodyOneofCase.Reserve:
-                Complete(RequireNew(frame.Reserve.OpId), Unsupported());
+                StartReserve(frame.Reserve);
                 break;
             case ClientFrame.BodyOneofCase.Settle:
-                // No Reserve ever succeeds here, so there is never a reservation to settle: the op_id is
-                // unknown, and link.proto ends only the offending operation for that, not the stream.
-                Complete(RequireNew(frame.Settle.OpId), new OpResult(Outcome.Error, StatusCode.FailedPrecondition, $"Operation {frame.Settle.OpId} holds no reservation to settle."));
+                if (_running.TryGetValue(frame.Settle.OpId, out RunningOp reservation))
+                {
+                    // Settles a reservation (a second Settle changes nothing); for another running
+                    // operation it is ignored: that operation's own Completed is still owed.
+                    reservation.Settled?.TrySetResult(frame.Settle.Accept);
+                }
+                else
+                {
+                    // Only a reservation that has sent Reserved is settled; link.proto ends only the
+                    // offending operation for anything else, not the stream.
+                    Complete(frame.Settle.OpId, new OpResult(Outcome.Error, StatusCode.FailedPrecondition, $"Operation {frame.Settle.OpId} holds no reservation to settle."));
+                }
+
                 break;
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
         }
     }
-
-    private static OpResult Unsupported() =>
-        new(Outcome.Error, StatusCode.Unimplemented, "Selecting over a reading end whose channel lives in another program is not supported by this home yet.");
 
     private void Attach(Attach attach)
     {
@@ -241,7 +248,7 @@ internal sealed partial class HomeSession
         Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value);
     }
 
-    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument)
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null)
     {
         RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
@@ -252,8 +259,29 @@ internal sealed partial class HomeSession
 
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
-        _running[opId] = new RunningOp(handle, cts);
+        _running[opId] = new RunningOp(handle, cts, settled);
         _ = RunOperation(opId, cts, operation(end, cts.Token, argument));
+    }
+
+    /// <summary>
+    /// A reservation: Cancel ends it only until the value is set aside (its token); from then on
+    /// only Settle (or the end of the stream or of the end, which settle it as "give back") does.
+    /// </summary>
+    private void StartReserve(Reserve reserve)
+    {
+        var settled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Start(
+            reserve.OpId,
+            reserve.Handle,
+            static (end, ct, s) => end.ReserveAsync(s.Wait, value => s.session.SendReserved(s.OpId, value), s.settled.Task, ct),
+            (session: this, reserve.OpId, reserve.Wait, settled),
+            settled);
+    }
+
+    private void SendReserved(ulong opId, ReadOnlyMemory<byte> value)
+    {
+        ByteString last = ValueEncoder.Split(value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = last } });
     }
 
     /// <summary>
@@ -273,6 +301,7 @@ internal sealed partial class HomeSession
             if (running.Handle == handle)
             {
                 running.Cancellation.Cancel();
+                running.Settled?.TrySetResult(false);
             }
         }
     }
@@ -323,6 +352,9 @@ internal sealed partial class HomeSession
         foreach (RunningOp running in _running.Values)
         {
             running.Cancellation.Cancel();
+
+            // A value set aside for this client goes back: nothing is lost with the stream.
+            running.Settled?.TrySetResult(false);
         }
 
         foreach (HomeEnd end in _ends.Values)
@@ -345,8 +377,8 @@ internal sealed partial class HomeSession
         _ends.Clear();
     }
 
-    /// <summary>An operation in progress: the end it runs on (a Detach cancels it) and its cancellation.</summary>
-    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation);
+    /// <summary>An operation in progress: the end it runs on (a Detach cancels it), its cancellation, and for a reservation the client's Settle.</summary>
+    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled);
 
     private static partial class Log
     {

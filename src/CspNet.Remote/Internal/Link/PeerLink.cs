@@ -117,10 +117,10 @@ internal sealed partial class PeerLink : IAsyncDisposable
     }
 
     /// <summary>Registers a new operation; the caller then sends its frames and awaits it with <see cref="AwaitAsync"/>.</summary>
-    internal PendingOp Begin()
+    internal PendingOp Begin(bool reserves = false)
     {
         ulong id = (ulong)Interlocked.Increment(ref _nextOp);
-        var op = new PendingOp(id, _node.Options.MaxValueSize);
+        var op = new PendingOp(id, _node.Options.MaxValueSize, reserves);
         _ops[id] = op;
         if (_failure is { } failure)
         {
@@ -140,6 +140,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
     }
 
     internal void Send(ClientFrame frame) => _out.Writer.TryWrite(frame);
+
+    /// <summary>Asks the home to cancel an operation; its answer still comes (see <see cref="AwaitAsync"/>).</summary>
+    internal void Cancel(ulong opId) => Send(new ClientFrame { Cancel = new Cancel { OpId = opId } });
+
+    /// <summary>Answers a reservation: take the value set aside (true) or give it back (false). Does not wait.</summary>
+    internal void Settle(ulong opId, bool accept) => Send(new ClientFrame { Settle = new Settle { OpId = opId, Accept = accept } });
 
     /// <summary>
     /// Waits for the operation's answer. Cancelling asks the home to cancel, but still waits for
@@ -229,6 +235,20 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 {
                     _ops.TryRemove(frame.Chunk.OpId, out _);
                     chunked.Fail(new InvalidOperationException($"The value from {Target} is larger than the {_node.Options.MaxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)."));
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Ready:
+                if (_ops.TryGetValue(frame.Ready.OpId, out PendingOp? watch))
+                {
+                    watch.OnReady?.Invoke();
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Reserved:
+                if (_ops.TryGetValue(frame.Reserved.OpId, out PendingOp? reservation))
+                {
+                    reservation.SetReserved(frame.Reserved.Data);
                 }
 
                 break;

@@ -12,19 +12,37 @@ internal sealed class PendingOp
 {
     private readonly TaskCompletionSource<Completion> _done = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly long _maxValueSize;
+    private readonly TaskCompletionSource<ReadOnlySequence<byte>>? _reserved;
     private ValueAssembler? _chunks;
 
-    internal PendingOp(ulong id, long maxValueSize)
+    internal PendingOp(ulong id, long maxValueSize, bool reserves)
     {
         Id = id;
         _maxValueSize = maxValueSize;
+        if (reserves)
+        {
+            _reserved = new TaskCompletionSource<ReadOnlySequence<byte>>(TaskCreationOptions.RunContinuationsAsynchronously);
+        }
     }
+
+    /// <summary>For a watch: called (on the link's reader) when the home sends Ready.</summary>
+    internal Action? OnReady { get; set; }
+
+    /// <summary>For a reservation: completes with the value when the home sends Reserved (before Completed, which then waits for Settle).</summary>
+    internal Task<ReadOnlySequence<byte>> Reserved => _reserved!.Task;
 
     internal ulong Id { get; }
 
     internal Task<Completion> Task => _done.Task;
 
     internal bool AddChunk(ByteString data) => (_chunks ??= new ValueAssembler(_maxValueSize)).TryAdd(data);
+
+    internal void SetReserved(ByteString last)
+    {
+        ReadOnlySequence<byte> value = ValueAssembler.Complete(_chunks, last);
+        _chunks = null;
+        _reserved?.TrySetResult(value);
+    }
 
     internal void Complete(Completed completed)
     {
