@@ -279,6 +279,14 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         if (_reservation is { } op)
         {
             _reservation = null;
+            if (link.IsFailed)
+            {
+                // The home gives a reservation back when its stream ends, and Settle can no longer
+                // reach it: keeping the value would deliver it twice. The selection throws instead.
+                _reservedValue = default;
+                throw new PeerLostException($"Lost the link to {link.Target} while selecting over '{name}': the value set aside there was given back, not taken.");
+            }
+
             link.Settle(op.Id, accept: true);
             Hold(_reservedValue, poison: null);
             _reservedValue = default;

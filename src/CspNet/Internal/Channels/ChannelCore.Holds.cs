@@ -307,33 +307,56 @@ internal sealed class ReadinessWatcher<T> : Waiter<T>
 /// first such release and kept (a channel that had one is likely to have more). Holds are few at
 /// once (one per remote selecting reader), so the front is a short sorted list.
 /// </summary>
+/// <remarks>
+/// Taking a front item frees no room in the buffer itself, yet the channel refills after every
+/// take from a parked writer (that is what keeps plain reads free of extra checks). Such a value
+/// waits in an overflow behind the buffer and moves in as the buffer frees room; the overflow never
+/// holds more values than front items were taken, and <see cref="IsFull"/> stays true meanwhile.
+/// </remarks>
 internal sealed class FrontSlotBuffer<T>(IBuffer<T> inner) : IBuffer<T>
 {
     private readonly System.Collections.Generic.List<(long Sequence, T Item)> _front = [];
+    private readonly System.Collections.Generic.Queue<T> _overflow = new();
     private static long s_sequence;
 
     internal static long NextSequence() => Interlocked.Increment(ref s_sequence);
 
-    public int Count => inner.Count + _front.Count;
+    public int Count => inner.Count + _front.Count + _overflow.Count;
 
-    // The front slots are extra room: writers see only the buffer's own capacity.
+    // The front slots and the overflow are extra room: writers see only the buffer's own capacity.
     public bool IsFull => inner.IsFull;
 
-    public void Put(T item) => inner.Put(item);
+    public void Put(T item)
+    {
+        if (_overflow.Count > 0 || inner.IsFull)
+        {
+            _overflow.Enqueue(item);
+        }
+        else
+        {
+            inner.Put(item);
+        }
+    }
 
     public T Take() => Take(out _);
 
     /// <summary>Takes the first item, and its sequence number (a new one for an item of the buffer itself).</summary>
     internal T Take(out long sequence)
     {
-        if (_front.Count == 0)
+        if (_front.Count > 0)
         {
-            sequence = NextSequence();
-            return inner.Take();
+            (sequence, T first) = _front[0];
+            _front.RemoveAt(0);
+            return first;
         }
 
-        (sequence, T item) = _front[0];
-        _front.RemoveAt(0);
+        sequence = NextSequence();
+        T item = inner.Take();
+        if (_overflow.Count > 0)
+        {
+            inner.Put(_overflow.Dequeue());
+        }
+
         return item;
     }
 

@@ -126,6 +126,29 @@ public class ChannelHoldTests
     }
 
     [Fact(Timeout = 20_000)]
+    public async Task Read_ReleasedItemInFrontOfAFullBufferWithAParkedWriter_OrderKeptAndWriterCompletes()
+    {
+        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
+        await channel.WriteAsync(1);
+        await channel.WriteAsync(2);
+        ChannelHold<int> hold = channel.Core.TryHold()!;
+        await channel.WriteAsync(3); // into the slot the hold freed
+        Task fourth = channel.WriteAsync(4).AsTask(); // parks: the buffer is full
+        channel.Core.Release(hold);
+
+        // Taking the released item frees no room in the buffer, but the parked writer moves in
+        // behind it as a read would have it, and completes.
+        Assert.Equal(1, await channel.ReadAsync());
+        await fourth;
+        for (int i = 2; i <= 4; i++)
+        {
+            Assert.Equal(i, await channel.ReadAsync());
+        }
+
+        Assert.Null(channel.Core.TryHold());
+    }
+
+    [Fact(Timeout = 20_000)]
     public async Task Commit_BufferedItem_ConsumedOnce()
     {
         var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
@@ -312,11 +335,14 @@ public class ChannelHoldTests
         Assert.Null(channel.Core.TryHold());
     }
 
-    [Fact(Timeout = 60_000)]
-    public async Task HoldsAndReaders_ManyValues_EachReadOrCommittedExactlyOnce()
+    [Theory(Timeout = 60_000)]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(4)]
+    public async Task HoldsAndReaders_ManyValues_EachReadOrCommittedExactlyOnce(int capacity)
     {
         const int Count = 20_000;
-        var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(4));
+        var channel = capacity == 0 ? new Any2AnyChannel<int>() : new Any2AnyChannel<int>(new FifoBuffer<int>(capacity));
         var seen = new int[Count];
         int total = 0;
         var allSeen = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
