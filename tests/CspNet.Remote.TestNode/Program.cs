@@ -63,6 +63,17 @@ try
             return 0;
         }
 
+        case "read-blocking":
+        {
+            // read-blocking <kind> <name> <count>: the same from a thread process (blocking API).
+            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            var reader = new Reader(input, int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture));
+            new CspNet.Parallel([reader]).Run();
+            Console.WriteLine($"done sum {reader.Sum}");
+            return 0;
+        }
+
         case "read-until-poison":
         {
             AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
@@ -173,6 +184,19 @@ internal sealed class Writer(IChannelOut<int> output, int count) : ICSPProcess
         for (int i = 0; i < count; i++)
         {
             output.Write(i);
+        }
+    }
+}
+
+internal sealed class Reader(IChannelIn<int> input, int count) : ICSPProcess
+{
+    public long Sum { get; private set; }
+
+    public void Run()
+    {
+        for (int i = 0; i < count; i++)
+        {
+            Sum += input.Read();
         }
     }
 }

@@ -49,14 +49,16 @@ public sealed class CrossProgramTests
     }
 
     [Theory(Timeout = Timeout)]
-    [InlineData("One2Any")]
-    [InlineData("Any2Any")]
-    public async Task SharedReadingEnds_TwoReaderPrograms_EachValueReadExactlyOnce(string kind)
+    [InlineData("One2Any", "read")]
+    [InlineData("One2Any", "read-blocking")]
+    [InlineData("Any2Any", "read")]
+    [InlineData("Any2Any", "read-blocking")]
+    public async Task SharedReadingEnds_TwoReaderPrograms_EachValueReadExactlyOnce(string kind, string scenario)
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode node = await system.NodeAsync("writer");
         IChannelOut<int> output = kind == "One2Any" ? await node.GetOne2AnyOutAsync<int>("work") : await node.GetAny2AnyOutAsync<int>("work");
-        ChildNode first = system.Child("read", kind, "work", "200");
+        ChildNode first = system.Child(scenario, kind, "work", "200");
         ChildNode second = system.Child("read", kind, "work", "200");
         for (int i = 0; i < 400; i++)
         {

@@ -24,10 +24,16 @@ internal sealed class RemoteChannelOut<T>(PeerLink link, uint handle, ValueCodec
     public async ValueTask WriteAsync(T value, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
-        ReadOnlyMemory<byte> bytes = ValueEncoder.Encode(codec, value, maxValueSize);
+        PooledValueBuffer bytes = ValueEncoder.EncodePooled(codec, value, maxValueSize);
         PendingOp op = link.Begin();
-        link.SendValue(op.Id, bytes, last => new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Data = last } });
+        link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Data = last } });
         Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        if (completion.Lost is null)
+        {
+            // The home answered, so it had every frame: nothing reads the buffer any more.
+            bytes.Return();
+        }
+
         completion.ThrowIfFailed($"Writing to '{name}'", cancellationToken);
     }
 

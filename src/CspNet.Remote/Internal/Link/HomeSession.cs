@@ -341,9 +341,15 @@ internal sealed partial class HomeSession
 
     private async Task PumpAsync(IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {
-        await foreach (HomeFrame frame in _out.Reader.ReadAllAsync(cancellationToken).ConfigureAwait(false))
+        ChannelReader<HomeFrame> frames = _out.Reader;
+        while (await frames.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
         {
-            await output.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
+            while (frames.TryRead(out HomeFrame? frame))
+            {
+                // Frames already queued behind this one go out in the same flush.
+                output.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
+                await output.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
+            }
         }
     }
 

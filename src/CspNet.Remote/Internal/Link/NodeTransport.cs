@@ -49,6 +49,14 @@ internal static class NodeTransport
     /// <summary>Largest single gRPC message: one chunk plus its frame.</summary>
     internal static int MessageLimit(CspNodeOptions options) => options.ChunkSize + (64 << 10);
 
+    private static readonly WriteOptions Buffered = new(WriteFlags.BufferHint);
+
+    /// <summary>
+    /// Write options for a frame: buffered when more frames wait behind it, so a burst of frames
+    /// (a chunked value, many processes' operations) costs one flush and one TCP send, not one each.
+    /// </summary>
+    internal static WriteOptions? FlushUnless(bool moreWaiting) => moreWaiting ? Buffered : null;
+
     internal static Metadata? CallHeaders(CspNodeOptions options) =>
         string.IsNullOrEmpty(options.ClusterKey) ? null : new Metadata { { ClusterKeyHeader, options.ClusterKey } };
 

@@ -181,9 +181,15 @@ internal sealed partial class PeerLink : IAsyncDisposable
     {
         try
         {
-            await foreach (ClientFrame frame in _out.Reader.ReadAllAsync(_stop.Token).ConfigureAwait(false))
+            ChannelReader<ClientFrame> frames = _out.Reader;
+            while (await frames.WaitToReadAsync(_stop.Token).ConfigureAwait(false))
             {
-                await _call.RequestStream.WriteAsync(frame, _stop.Token).ConfigureAwait(false);
+                while (frames.TryRead(out ClientFrame? frame))
+                {
+                    // Frames already queued behind this one go out in the same flush.
+                    _call.RequestStream.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
+                    await _call.RequestStream.WriteAsync(frame, _stop.Token).ConfigureAwait(false);
+                }
             }
 
             await _call.RequestStream.CompleteAsync().ConfigureAwait(false);

@@ -11,13 +11,34 @@ internal static class ValueEncoder
     {
         var buffer = new ArrayBufferWriter<byte>(256);
         codec.Write(value, buffer);
-        if (buffer.WrittenCount > maxSize)
+        ThrowIfTooLarge(buffer.WrittenCount, maxSize);
+        return buffer.WrittenMemory;
+    }
+
+    /// <summary>Encodes into a pooled buffer the caller returns when the value is surely sent (see <see cref="PooledValueBuffer"/>).</summary>
+    internal static PooledValueBuffer EncodePooled<T>(ValueCodec<T> codec, T value, long maxSize)
+    {
+        var buffer = new PooledValueBuffer();
+        try
+        {
+            codec.Write(value, buffer);
+            ThrowIfTooLarge(buffer.WrittenCount, maxSize);
+            return buffer;
+        }
+        catch
+        {
+            buffer.Return();
+            throw;
+        }
+    }
+
+    private static void ThrowIfTooLarge(int length, long maxSize)
+    {
+        if (length > maxSize)
         {
             throw new InvalidOperationException(
-                $"The value is {buffer.WrittenCount:N0} bytes encoded, more than the {maxSize:N0} bytes allowed (CspNodeOptions.MaxValueSize). Raise the limit in every program, or send the data in smaller parts.");
+                $"The value is {length:N0} bytes encoded, more than the {maxSize:N0} bytes allowed (CspNodeOptions.MaxValueSize). Raise the limit in every program, or send the data in smaller parts.");
         }
-
-        return buffer.WrittenMemory;
     }
 
     /// <summary>
