@@ -32,8 +32,10 @@ namespace CspNet.Remote.Internal;
 /// answers true when Reserved arrives with the value, which stays here. Cancelled, it sends Cancel
 /// and still waits for the home's answer; a value set aside anyway is given back (Settle false).</item>
 /// <item><see cref="Confirm"/> sends Settle(true), without waiting, and keeps the value for the next
-/// read, which returns it without a round trip; <see cref="Release"/> sends Settle(false): the home
-/// puts the value back first in line and its writer stays blocked.</item>
+/// read, which returns it once the home has confirmed the take (so a link lost before the home saw
+/// Settle fails the read rather than delivering the value here and, given back, there too);
+/// <see cref="Release"/> sends Settle(false): the home puts the value back first in line and its
+/// writer stays blocked.</item>
 /// </list>
 /// <para>Like every end, it belongs to one process: the reservation and the held value are the owner's.</para>
 /// </remarks>
@@ -51,6 +53,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     private bool _holding;
     private T? _held;
     private string? _heldPoison;
+    private PendingOp? _commit;    // the accepted reservation, until the home confirms the take
 
     protected internal override GuardCapabilities Capabilities => GuardCapabilities.CommitsAsynchronously;
 
@@ -58,6 +61,12 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     {
         if (_holding)
         {
+            if (_commit is { } commit)
+            {
+                _commit = null;
+                CheckCommitted(commit.Task.GetAwaiter().GetResult());
+            }
+
             return TakeHeld();
         }
 
@@ -67,6 +76,11 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
 
     public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
     {
+        if (_holding && _commit is not null)
+        {
+            return TakeCommittedAsync();
+        }
+
         if (_holding)
         {
             try
@@ -290,6 +304,11 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             link.Settle(op.Id, accept: true);
             Hold(_reservedValue, poison: null);
             _reservedValue = default;
+
+            // The value is handed to the reader only once the home confirms the take: if the link
+            // broke before Settle arrived, the home gives the value back to the channel, and
+            // handing it out here too would deliver it twice.
+            _commit = op;
         }
         else if (_reservedPoison is { } poison)
         {
@@ -317,6 +336,40 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         _held = value;
         _heldPoison = poison;
         _holding = true;
+    }
+
+    private async ValueTask<T> TakeCommittedAsync()
+    {
+        PendingOp commit = _commit!;
+        _commit = null;
+        CheckCommitted(await commit.Task.ConfigureAwait(false));
+        return TakeHeld();
+    }
+
+    /// <summary>
+    /// Fails the read when the home did not confirm the take. A link lost in that window leaves the
+    /// value's fate unknown here (the home gives it back unless Settle arrived first): the reader is
+    /// told, and the value is never delivered twice.
+    /// </summary>
+    private void CheckCommitted(Completion completion)
+    {
+        if (completion.Lost is null && completion.Outcome == Outcome.Ok)
+        {
+            return;
+        }
+
+        _holding = false;
+        _held = default;
+        _heldPoison = null;
+        if (completion.Lost is { } lost)
+        {
+            throw new PeerLostException(
+                $"Lost the link to {link.Target} before it confirmed the take of the value chosen from '{name}': the value is not delivered here, so it cannot be delivered twice.",
+                lost);
+        }
+
+        completion.ThrowIfFailed($"Taking the value chosen from '{name}'", CancellationToken.None);
+        throw new InvalidOperationException($"The home of '{name}' did not confirm the take ({completion.Outcome}).");
     }
 
     private T TakeHeld()
