@@ -175,9 +175,7 @@ public sealed partial class CspNode : IAsyncDisposable
         record ??= await _names!.ResolveRecordAsync(request.Name, cancellationToken).ConfigureAwait(false);
         if (record.Kind != request.Kind.WireName() || record.ValueType != request.ValueType)
         {
-            throw new InvalidOperationException(
-                $"'{request.Name}' is registered as a {record.Kind}" + (record.ValueType.Length > 0 ? $" of {record.ValueType}" : string.Empty) +
-                $", not a {request.Kind.WireName()}" + (request.ValueType.Length > 0 ? $" of {request.ValueType}" : string.Empty) + ". Ask for it with the kind and type it was created with.");
+            throw NameRules.Mismatch(request.Name, record.Kind, record.ValueType, request.Kind.WireName(), request.ValueType);
         }
 
         if (record.Port == Port && string.Equals(record.Host, _advertisedHost, StringComparison.OrdinalIgnoreCase))

@@ -23,9 +23,9 @@ internal sealed class ChildNode : IAsyncDisposable
 
     internal static ChildNode Start(Uri nameServer, params string[] scenario)
     {
-        string program = Path.Combine(RepoRoot, "tests", "CspNet.Remote.TestNode", "bin", Configuration, TargetFramework, "CspNet.Remote.TestNode.dll");
+        string program = BuildOutput.ProgramPath(Path.Combine("tests", "CspNet.Remote.TestNode"), "CspNet.Remote.TestNode");
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
-        var start = new ProcessStartInfo(DotNetExecutable())
+        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable())
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
@@ -149,30 +149,5 @@ internal sealed class ChildNode : IAsyncDisposable
             {
             }
         }
-    }
-
-    private static string Configuration => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Parent!.Name;
-
-    private static string TargetFramework => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Name;
-
-    private static string RepoRoot { get; } = FindRepoRoot();
-
-    private static string FindRepoRoot()
-    {
-        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "CspNet.sln")))
-            {
-                return dir.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"CspNet.sln not found above {AppContext.BaseDirectory}.");
-    }
-
-    private static string DotNetExecutable()
-    {
-        string? host = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
-        return !string.IsNullOrEmpty(host) && File.Exists(host) ? host : "dotnet";
     }
 }

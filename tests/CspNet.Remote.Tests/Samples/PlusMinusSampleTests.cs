@@ -16,10 +16,10 @@ public class PlusMinusSampleTests(ITestOutputHelper output)
     [Fact(Timeout = 90_000)]
     public async Task PlusMinus_ThreeProgramsOneNameServer_ReadsEverySumAndExitsCleanly()
     {
-        string program = SamplePath("PlusMinus");
+        string program = BuildOutput.ProgramPath(Path.Combine("samples", "PlusMinus"), "PlusMinus");
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
 
-        var start = new ProcessStartInfo(DotNetExecutable())
+        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable())
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
@@ -60,28 +60,5 @@ public class PlusMinusSampleTests(ITestOutputHelper output)
         Assert.Contains("[minus] wrote 10 sums to minus", lines);
 
         string Report() => $"exit code {(process.HasExited ? process.ExitCode : -1)}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}";
-    }
-
-    private static string SamplePath(string name)
-    {
-        var output = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
-        string targetFramework = output.Name;
-        string configuration = output.Parent!.Name;
-        for (DirectoryInfo? dir = output; dir is not null; dir = dir.Parent)
-        {
-            if (File.Exists(Path.Combine(dir.FullName, "CspNet.sln")))
-            {
-                return Path.Combine(dir.FullName, "samples", name, "bin", configuration, targetFramework, name + ".dll");
-            }
-        }
-
-        throw new InvalidOperationException($"CspNet.sln not found above {AppContext.BaseDirectory}.");
-    }
-
-    /// <summary>The dotnet executable running these tests (DOTNET_HOST_PATH is set by the SDK), else the one on PATH.</summary>
-    private static string DotNetExecutable()
-    {
-        string? host = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
-        return !string.IsNullOrEmpty(host) && File.Exists(host) ? host : "dotnet";
     }
 }

@@ -9,8 +9,12 @@ internal static class NameRules
     internal static void Validate(string name) => NameValidation.Name(name);
 
     internal static InvalidOperationException Mismatch(Home home, ConstructKind kind, Type? valueType) =>
-        new($"'{home.Name}' is a {home.Kind.WireName()}" + (home.ValueType.Length > 0 ? $" of {home.ValueType}" : string.Empty) +
-            $", not a {kind.WireName()}" + (valueType is null ? string.Empty : $" of {valueType.FullName}") +
+        Mismatch(home.Name, home.Kind.WireName(), home.ValueType, kind.WireName(), valueType?.FullName ?? string.Empty);
+
+    /// <summary>A name asked for as another kind or value type than it was created with.</summary>
+    internal static InvalidOperationException Mismatch(string name, string kind, string valueType, string askedKind, string askedValueType) =>
+        new($"'{name}' is a {kind}" + (valueType.Length > 0 ? $" of {valueType}" : string.Empty) +
+            $", not a {askedKind}" + (askedValueType.Length > 0 ? $" of {askedValueType}" : string.Empty) +
             ". Ask for it with the kind and type it was created with.");
 }
 
