@@ -4,6 +4,7 @@ using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
@@ -55,6 +56,7 @@ internal sealed class NodeServer : IAsyncDisposable
         // The endpoint is part of the user's program, not its host: it must not take over Ctrl+C
         // and SIGTERM (the default console lifetime would stop the server and swallow the signal).
         builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPoolFactory>();
         builder.Services.AddSingleton(runtime);
         builder.Services.AddGrpc(grpc =>
         {
