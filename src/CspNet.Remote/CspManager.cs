@@ -21,14 +21,37 @@ public static class CspManager
     private static readonly Lock Gate = new();
     private static CspNode? _node;
 
-    /// <summary>The node the named getters use.</summary>
+    // The node of the worker pool running the current shipped process (and of the processes it
+    // starts: an AsyncLocal flows into threads and tasks started from it). It comes before the
+    // program's own node so that a pool hosted in a program (tests, samples) gives the processes
+    // it runs its own node, as a pool in its own program would.
+    private static readonly AsyncLocal<CspNode?> Ambient = new();
+
+    /// <summary>The node the named getters use: the worker pool's, inside a process a pool runs; else the program's.</summary>
     /// <exception cref="InvalidOperationException">Neither Init nor InitStandAlone has been called.</exception>
-    public static CspNode Node => Volatile.Read(ref _node) ?? throw new InvalidOperationException(
+    public static CspNode Node => Ambient.Value ?? Volatile.Read(ref _node) ?? throw new InvalidOperationException(
         "Named channels, barriers and buckets need CspManager.Init(port, nameServerPort) (shared with other programs) " +
         "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program.");
 
     /// <summary>Whether Init or InitStandAlone has been called (and not shut down).</summary>
-    public static bool IsInitialized => Volatile.Read(ref _node) is not null;
+    public static bool IsInitialized => Ambient.Value is not null || Volatile.Read(ref _node) is not null;
+
+    /// <summary>The node a process started now would use, or null when none is set (no Init).</summary>
+    internal static CspNode? CurrentOrNull => Ambient.Value ?? Volatile.Read(ref _node);
+
+    /// <summary>Makes <paramref name="node"/> the node of this thread's flow (and what it starts) until the returned scope is disposed.</summary>
+    internal static AmbientScope UseNode(CspNode node)
+    {
+        CspNode? previous = Ambient.Value;
+        Ambient.Value = node;
+        return new AmbientScope(previous);
+    }
+
+    /// <summary>Restores the ambient node a <see cref="UseNode"/> replaced.</summary>
+    internal readonly struct AmbientScope(CspNode? previous) : IDisposable
+    {
+        public void Dispose() => Ambient.Value = previous;
+    }
 
     /// <summary>
     /// Joins the distributed system: listens on <paramref name="port"/> of 127.0.0.1 and uses the

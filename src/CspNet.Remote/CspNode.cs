@@ -51,6 +51,12 @@ public sealed partial class CspNode : IAsyncDisposable
     /// <summary>The label other programs see for this one.</summary>
     public string ProgramLabel => _runtime.ProgramLabel;
 
+    /// <summary>The options the node was started with (validated copy).</summary>
+    internal CspNodeOptions Options => _runtime.Options;
+
+    /// <summary>This node's NameServer client; null when stand-alone.</summary>
+    internal NameServerClient? Names => _names;
+
     /// <summary>
     /// Starts this program's endpoint and joins the NameServer. Named constructs are then shared
     /// with every program that uses the same NameServer.

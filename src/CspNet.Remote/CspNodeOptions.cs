@@ -57,6 +57,21 @@ public sealed class CspNodeOptions
     /// </summary>
     public string? ClusterKey { get; set; }
 
+    /// <summary>
+    /// The token this program presents to worker pools (<c>WorkerPoolOptions.Token</c>) when
+    /// <c>DistParallel</c> runs processes on them. Null: none (pools that require one refuse).
+    /// </summary>
+    public string? WorkerPoolToken { get; set; }
+
+    /// <summary>
+    /// For pools that serve TLS: the certificate (or the authority that issued it) their
+    /// certificates must chain to. Null: the machine's trusted roots decide.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? WorkerPoolTrustedCertificate { get; set; }
+
+    /// <summary>For pools that require mutual TLS: this program's client certificate, with its private key.</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? WorkerPoolClientCertificate { get; set; }
+
     /// <summary>A label for this program in other programs' logs and error messages. Default: process name and id.</summary>
     public string? ProgramLabel { get; set; }
 

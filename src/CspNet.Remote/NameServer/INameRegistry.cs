@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -68,4 +69,25 @@ public interface INameRegistry
     /// <param name="cancellationToken">Ends the wait with <see cref="OperationCanceledException"/>.</param>
     /// <returns>The entry, or <see langword="null"/> when the name was not registered in time.</returns>
     Task<NameEntry?> ResolveAsync(string name, TimeSpan maxWait, CancellationToken cancellationToken = default);
+
+    /// <summary>Registers the worker pool of a lease, replacing the one registered before under it; it is purged with the lease.</summary>
+    /// <param name="leaseId">The lease.</param>
+    /// <param name="pool">The pool; its incarnation is ignored (taken from the lease).</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>The registered pool.</returns>
+    Task<WorkerPoolEntry> RegisterPoolAsync(string leaseId, WorkerPoolEntry pool, CancellationToken cancellationToken = default);
+
+    /// <summary>Updates the free-worker count of the lease's pool.</summary>
+    /// <param name="leaseId">The lease.</param>
+    /// <param name="freeWorkers">The number of free workers, 0..the pool's workers.</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>A task that completes when the count is updated.</returns>
+    /// <exception cref="LeaseNotFoundException">The lease is unknown or has no pool.</exception>
+    Task UpdatePoolAsync(string leaseId, int freeWorkers, CancellationToken cancellationToken = default);
+
+    /// <summary>Lists the pools with at least <paramref name="minFree"/> free workers, most free first.</summary>
+    /// <param name="minFree">The fewest free workers a listed pool has; 0 lists every pool.</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>The pools.</returns>
+    Task<IReadOnlyList<WorkerPoolEntry>> ListPoolsAsync(int minFree, CancellationToken cancellationToken = default);
 }

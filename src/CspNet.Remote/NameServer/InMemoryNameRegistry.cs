@@ -278,6 +278,77 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         }
     }
 
+    /// <inheritdoc />
+    public Task<WorkerPoolEntry> RegisterPoolAsync(string leaseId, WorkerPoolEntry pool, CancellationToken cancellationToken = default)
+    {
+        NameValidation.LeaseId(leaseId);
+        NameValidation.Pool(pool);
+        cancellationToken.ThrowIfCancellationRequested();
+        List<LeaseState>? expired;
+        WorkerPoolEntry registered;
+        lock (_lock)
+        {
+            expired = BeginLocked();
+            LeaseState lease = LiveLeaseLocked(leaseId);
+            registered = pool with { Incarnation = Incarnations.Of(lease.Id) };
+            lease.Pool = registered;
+        }
+
+        LogExpired(expired);
+        LogPoolRegistered(_logger, registered.Name, registered.Endpoint, registered.Workers, registered.FreeWorkers);
+        return Task.FromResult(registered);
+    }
+
+    /// <inheritdoc />
+    public Task UpdatePoolAsync(string leaseId, int freeWorkers, CancellationToken cancellationToken = default)
+    {
+        NameValidation.LeaseId(leaseId);
+        cancellationToken.ThrowIfCancellationRequested();
+        List<LeaseState>? expired;
+        lock (_lock)
+        {
+            expired = BeginLocked();
+            LeaseState lease = LiveLeaseLocked(leaseId);
+            WorkerPoolEntry pool = lease.Pool ?? throw new LeaseNotFoundException(
+                $"No worker pool is registered under the lease '{NameValidation.Shorten(leaseId)}': register it again.");
+            if (freeWorkers < 0 || freeWorkers > pool.Workers)
+            {
+                throw new ArgumentOutOfRangeException(nameof(freeWorkers), freeWorkers, $"The pool '{pool.Name}' has {pool.Workers} workers: the free count must be 0..{pool.Workers}.");
+            }
+
+            lease.Pool = pool with { FreeWorkers = freeWorkers };
+        }
+
+        LogExpired(expired);
+        return Task.CompletedTask;
+    }
+
+    /// <inheritdoc />
+    public Task<IReadOnlyList<WorkerPoolEntry>> ListPoolsAsync(int minFree, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(minFree);
+        cancellationToken.ThrowIfCancellationRequested();
+        List<LeaseState>? expired;
+        var pools = new List<WorkerPoolEntry>();
+        lock (_lock)
+        {
+            expired = BeginLocked();
+            foreach (LeaseState lease in _leases.Values)
+            {
+                if (lease.Pool is { } pool && pool.FreeWorkers >= minFree)
+                {
+                    pools.Add(pool);
+                }
+            }
+        }
+
+        LogExpired(expired);
+
+        // Most free first, so that a client fills the emptiest pools (the paper's load balancing).
+        pools.Sort(static (a, b) => b.FreeWorkers.CompareTo(a.FreeWorkers));
+        return Task.FromResult<IReadOnlyList<WorkerPoolEntry>>(pools);
+    }
+
     /// <summary>Stops the purge timer and fails every waiting Resolve with <see cref="ObjectDisposedException"/>.</summary>
     public void Dispose()
     {
@@ -419,6 +490,9 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
     [LoggerMessage(3, LogLevel.Warning, "Lease {LeaseId} of program '{Program}' at {Endpoint} expired; {NameCount} names purged")]
     private static partial void LogLeaseExpired(ILogger logger, string leaseId, string program, LinkEndpoint endpoint, int nameCount);
 
+    [LoggerMessage(4, LogLevel.Information, "Worker pool '{Pool}' registered at {Endpoint}: {Workers} workers, {Free} free")]
+    private static partial void LogPoolRegistered(ILogger logger, string pool, LinkEndpoint endpoint, int workers, int free);
+
     /// <summary>A program's lease: mutable, guarded by the registry's lock.</summary>
     private sealed class LeaseState(string id, LinkEndpoint endpoint, string program)
     {
@@ -431,6 +505,8 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         public long ExpiresAt { get; set; }
 
         public HashSet<string> Names { get; } = new(StringComparer.Ordinal);
+
+        public WorkerPoolEntry? Pool { get; set; }
     }
 
     private sealed record NameState(NameEntry Entry, LeaseState Lease);

@@ -89,6 +89,33 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
                     : new Status(StatusCode.DeadlineExceeded, $"The name '{request.Name}' was not registered within the wait."));
         });
 
+    public override Task<Proto.RegisterPoolReply> RegisterPool(Proto.RegisterPoolRequest request, ServerCallContext context) =>
+        RunAsync(context, nameof(RegisterPool), async ct =>
+        {
+            WorkerPoolEntry pool = await _registry.RegisterPoolAsync(request.LeaseId, NameProtocol.FromProto(request.Pool), ct).ConfigureAwait(false);
+            return new Proto.RegisterPoolReply { Pool = NameProtocol.ToProto(pool) };
+        });
+
+    public override Task<Proto.UpdatePoolReply> UpdatePool(Proto.UpdatePoolRequest request, ServerCallContext context) =>
+        RunAsync(context, nameof(UpdatePool), async ct =>
+        {
+            await _registry.UpdatePoolAsync(request.LeaseId, request.FreeWorkers, ct).ConfigureAwait(false);
+            return new Proto.UpdatePoolReply();
+        });
+
+    public override Task<Proto.ListPoolsReply> ListPools(Proto.ListPoolsRequest request, ServerCallContext context) =>
+        RunAsync(context, nameof(ListPools), async ct =>
+        {
+            ArgumentOutOfRangeException.ThrowIfNegative(request.MinFree, "min_free");
+            var reply = new Proto.ListPoolsReply();
+            foreach (WorkerPoolEntry pool in await _registry.ListPoolsAsync(request.MinFree, ct).ConfigureAwait(false))
+            {
+                reply.Pools.Add(NameProtocol.ToProto(pool));
+            }
+
+            return reply;
+        });
+
     /// <summary>Runs one call, turning every failure into a status the protocol defines.</summary>
     private async Task<TReply> RunAsync<TReply>(ServerCallContext context, string method, Func<CancellationToken, Task<TReply>> call)
     {

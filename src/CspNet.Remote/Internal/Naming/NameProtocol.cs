@@ -54,6 +54,28 @@ internal static class NameProtocol
         };
     }
 
+    internal static Proto.PoolEntry ToProto(WorkerPoolEntry pool) => new()
+    {
+        Name = pool.Name,
+        Endpoint = ToProto(pool.Endpoint),
+        Tls = pool.Tls,
+        Workers = pool.Workers,
+        FreeWorkers = pool.FreeWorkers,
+        Incarnation = pool.Incarnation,
+    };
+
+    internal static WorkerPoolEntry FromProto(Proto.PoolEntry? pool) => pool is null
+        ? throw new ArgumentException("The pool is missing.", nameof(pool))
+        : new WorkerPoolEntry
+        {
+            Name = pool.Name,
+            Endpoint = FromProto(pool.Endpoint),
+            Tls = pool.Tls,
+            Workers = pool.Workers,
+            FreeWorkers = pool.FreeWorkers,
+            Incarnation = pool.Incarnation,
+        };
+
     /// <summary>Parses a kind exactly as the protocol spells it (no numbers, no case folding, unlike <see cref="Enum.TryParse(Type, string?, out object?)"/>).</summary>
     internal static NameKind ParseKind(string kind) => kind switch
     {

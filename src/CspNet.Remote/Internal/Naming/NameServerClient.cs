@@ -44,6 +44,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
     private bool _reregistrationPending;
 
+    // Guarded by _gate: the worker pool registered under the lease (if any), with its latest free count.
+    private WorkerPoolEntry? _pool;
+
     private volatile string? _leaseId;
     private TimeSpan _ttl;
     private Task _renewLoop = Task.CompletedTask;
@@ -187,6 +190,92 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         {
             _gate.Release();
         }
+    }
+
+    /// <summary>Registers this program's worker pool under its lease and remembers it for re-registration.</summary>
+    public async Task<WorkerPoolEntry> RegisterPoolAsync(WorkerPoolEntry pool, CancellationToken cancellationToken)
+    {
+        NameValidation.Pool(pool);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
+        try
+        {
+            _pool = pool;
+            try
+            {
+                return await RegisterPoolLockedAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
+            {
+                // The lease is gone: the new one gets the pool with the names.
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                return _pool;
+            }
+        }
+        catch (RpcException e)
+        {
+            throw Translate(e);
+        }
+        finally
+        {
+            ReleaseGate(before);
+        }
+    }
+
+    /// <summary>Tells the NameServer the pool's free-worker count; a lost lease is reopened with the pool registered again.</summary>
+    public async Task UpdatePoolAsync(int freeWorkers, CancellationToken cancellationToken)
+    {
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
+        try
+        {
+            if (_pool is null)
+            {
+                throw new InvalidOperationException("No worker pool is registered: call RegisterPoolAsync first.");
+            }
+
+            _pool = _pool with { FreeWorkers = freeWorkers };
+            try
+            {
+                var request = new Proto.UpdatePoolRequest { LeaseId = Incarnation, FreeWorkers = freeWorkers };
+                await CallAsync(o => _client.UpdatePoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
+            {
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+            }
+        }
+        catch (RpcException e)
+        {
+            throw Translate(e);
+        }
+        finally
+        {
+            ReleaseGate(before);
+        }
+    }
+
+    /// <summary>The pools with at least <paramref name="minFree"/> free workers, most free first (one call, no lease needed).</summary>
+    public async Task<IReadOnlyList<WorkerPoolEntry>> ListPoolsAsync(int minFree, CancellationToken cancellationToken)
+    {
+        var request = new Proto.ListPoolsRequest { MinFree = minFree };
+        Proto.ListPoolsReply reply;
+        try
+        {
+            reply = await CallAsync(o => _client.ListPoolsAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (RpcException e)
+        {
+            throw Translate(e);
+        }
+
+        var pools = new List<WorkerPoolEntry>(reply.Pools.Count);
+        foreach (Proto.PoolEntry pool in reply.Pools)
+        {
+            pools.Add(NameProtocol.FromProto(pool));
+        }
+
+        return pools;
     }
 
     /// <summary>Looks a name up, waiting (holding no thread) until some program registers it.</summary>
@@ -373,7 +462,19 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
         }
 
+        if (_pool is not null)
+        {
+            await RegisterPoolLockedAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         _reregistrationPending = false;
+    }
+
+    private async Task<WorkerPoolEntry> RegisterPoolLockedAsync(CancellationToken cancellationToken)
+    {
+        var request = new Proto.RegisterPoolRequest { LeaseId = Incarnation, Pool = NameProtocol.ToProto(_pool!) };
+        Proto.RegisterPoolReply reply = await CallAsync(o => _client.RegisterPoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+        return NameProtocol.FromProto(reply.Pool);
     }
 
     private Task<Proto.RegisterReply> RegisterLockedAsync(NameEntry entry, bool returnExisting, CancellationToken cancellationToken)

@@ -75,6 +75,24 @@ internal static class NameValidation
         }
     }
 
+    internal const int MaxWorkers = 100_000;
+
+    internal static void Pool(WorkerPoolEntry? pool, string paramName = "pool")
+    {
+        ArgumentNullException.ThrowIfNull(pool, paramName);
+        Text(pool.Name, paramName, "pool name", MaxNameLength, allowEmpty: false);
+        Endpoint(pool.Endpoint, paramName);
+        if (pool.Workers is < 1 or > MaxWorkers)
+        {
+            throw new ArgumentOutOfRangeException(paramName, pool.Workers, $"A pool has 1..{MaxWorkers} workers.");
+        }
+
+        if (pool.FreeWorkers < 0 || pool.FreeWorkers > pool.Workers)
+        {
+            throw new ArgumentOutOfRangeException(paramName, pool.FreeWorkers, $"The free count must be 0..{pool.Workers} (the pool's workers).");
+        }
+    }
+
     internal static bool IsChannel(NameKind kind) => kind is NameKind.One2One or NameKind.Any2One or NameKind.One2Any or NameKind.Any2Any;
 
     /// <summary>Makes untrusted text safe to quote in a message: at most 64 characters, control characters replaced.</summary>

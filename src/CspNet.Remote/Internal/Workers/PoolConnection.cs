@@ -1,0 +1,399 @@
+using System;
+using System.Collections.Generic;
+using System.Net.Http;
+using System.Net.Security;
+using System.Security.Cryptography.X509Certificates;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.NameServer;
+using Google.Protobuf;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Microsoft.Extensions.Logging;
+using Proto = CspNet.Remote.Protocol.Workers;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>How a job shipped to a pool ended, as <see cref="DistParallel"/> sees it.</summary>
+internal enum JobEnd
+{
+    /// <summary>Run() returned.</summary>
+    Ok,
+
+    /// <summary>Run() threw; <see cref="JobResult.Error"/> is the <see cref="RemoteProcessException"/>.</summary>
+    Failed,
+
+    /// <summary>The pool refused the job; it never started.</summary>
+    Refused,
+
+    /// <summary>The pool was lost before the job started: it can run elsewhere.</summary>
+    LostBeforeStart,
+
+    /// <summary>The pool was lost after the job started: it may have had effects and is not rerun.</summary>
+    LostAfterStart,
+}
+
+internal readonly record struct JobResult(JobEnd End, Exception? Error);
+
+/// <summary>One DistParallel run's stream to one pool (workerpool.proto, client side).</summary>
+/// <remarks>
+/// A failed stream (the pool's program exited, its connection reset, or keep-alive pings went
+/// unanswered for the node's PeerTimeout) ends every pending job at once with
+/// <see cref="JobEnd.LostBeforeStart"/> or <see cref="JobEnd.LostAfterStart"/>, so nothing waits forever.
+/// </remarks>
+internal sealed partial class PoolConnection : IAsyncDisposable
+{
+    private readonly GrpcChannel _channel;
+    private readonly AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> _call;
+    private readonly IProcessShipper _shipper;
+    private readonly ILogger _logger;
+    private readonly SemaphoreSlim _send = new(1, 1);
+    private readonly Lock _lock = new();
+    private readonly Dictionary<ulong, Pending> _jobs = [];
+    private readonly Dictionary<string, ShippedAssembly> _assemblies = new(StringComparer.Ordinal);
+    private Task _reader = Task.CompletedTask;
+    private Exception? _lost;
+    private ulong _nextId;
+    private int _disposed;
+
+    private PoolConnection(WorkerPoolEntry pool, GrpcChannel channel, AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call, IProcessShipper shipper, ILogger logger)
+    {
+        Pool = pool;
+        _channel = channel;
+        _call = call;
+        _shipper = shipper;
+        _logger = logger;
+    }
+
+    internal WorkerPoolEntry Pool { get; }
+
+    internal int Granted { get; private set; }
+
+    private string PoolLabel => $"'{Pool.Name}' at {Pool.Uri}";
+
+    /// <summary>Opens a stream to <paramref name="pool"/> and reserves up to <paramref name="wanted"/> workers; null when the pool cannot be reached or refuses.</summary>
+    internal static async Task<PoolConnection?> ReserveAsync(WorkerPoolEntry pool, int wanted, CspNodeOptions options, string label, IProcessShipper shipper, ILogger logger, CancellationToken cancellationToken)
+    {
+        GrpcChannel channel = CreateChannel(pool, options);
+        Metadata? headers = options.WorkerPoolToken is { Length: > 0 } token
+            ? new Metadata { { WorkerProtocol.AuthorizationHeader, "Bearer " + token } }
+            : null;
+        AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call = new Proto.WorkerPool.WorkerPoolClient(channel).Run(headers, cancellationToken: CancellationToken.None);
+        var connection = new PoolConnection(pool, channel, call, shipper, logger);
+        try
+        {
+            await call.RequestStream.WriteAsync(new Proto.ClientFrame { Reserve = new Proto.Reserve { Workers = wanted, Client = label } }, cancellationToken).ConfigureAwait(false);
+
+            // The answer comes within the NameServer timeout or the pool is as good as unreachable.
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            timeout.CancelAfter(options.NameServerTimeout + options.PeerTimeout);
+            if (!await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false) || call.ResponseStream.Current.FrameCase != Proto.PoolFrame.FrameOneofCase.Granted)
+            {
+                throw new RpcException(new Status(StatusCode.Internal, "The pool did not answer Reserve with Granted."));
+            }
+
+            connection.Granted = call.ResponseStream.Current.Granted.Workers;
+            LogReserved(logger, connection.PoolLabel, wanted, connection.Granted);
+            if (connection.Granted > 0)
+            {
+                connection._reader = connection.ReadLoopAsync();
+                return connection;
+            }
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.Unauthenticated)
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+            throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused this program: {e.Status.Detail}", e);
+        }
+        catch (Exception e) when (e is RpcException or OperationCanceledException or HttpRequestException && !cancellationToken.IsCancellationRequested)
+        {
+            // A pool that is gone or stuck is simply not used; its registration expires with its lease.
+            LogUnreachable(logger, connection.PoolLabel, e.Message);
+        }
+        catch
+        {
+            await connection.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        await connection.DisposeAsync().ConfigureAwait(false);
+        return null;
+    }
+
+    /// <summary>Sends a job to one of the granted workers; completes when the pool says how it ended, or is lost.</summary>
+    internal async Task<JobResult> RunAsync(ShippedProcess job)
+    {
+        var pending = new Pending(job.TypeName);
+        ulong id;
+        lock (_lock)
+        {
+            if (_lost is not null)
+            {
+                return new JobResult(JobEnd.LostBeforeStart, _lost);
+            }
+
+            id = ++_nextId;
+            _jobs.Add(id, pending);
+            foreach (ShippedAssembly assembly in job.Assemblies)
+            {
+                _assemblies.TryAdd(assembly.Sha256, assembly);
+            }
+        }
+
+        try
+        {
+            await SendAsync(new Proto.ClientFrame { Job = WorkerProtocol.ToProto(id, job) }).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException)
+        {
+            // The stream is failing: the reading loop ends every pending job, this one included.
+        }
+
+        return await pending.Result.Task.ConfigureAwait(false);
+    }
+
+    /// <summary>Cancels the stream without waiting for the pool (the caller stopped waiting); jobs running there run to their end.</summary>
+    internal void Abort() => _call.Dispose();
+
+    /// <summary>Ends this client's half of the stream and waits for the pool to end its own.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await _send.WaitAsync().ConfigureAwait(false);
+            try
+            {
+                await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                _send.Release();
+            }
+
+            await _reader.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+        catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException)
+        {
+            // Already failed or ended: nothing more to say to the pool.
+        }
+        finally
+        {
+            _call.Dispose();
+            _channel.Dispose();
+            _send.Dispose();
+        }
+    }
+
+    private static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)
+    {
+        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
+#pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
+        var handler = new SocketsHttpHandler
+        {
+            // A pool whose machine vanishes is noticed within about PeerTimeout; one that exits, at once.
+            KeepAlivePingDelay = half,
+            KeepAlivePingTimeout = half,
+            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
+            ConnectTimeout = options.PeerTimeout,
+        };
+#pragma warning restore CA2000
+        if (pool.Tls)
+        {
+            handler.SslOptions = new SslClientAuthenticationOptions
+            {
+                ClientCertificates = options.WorkerPoolClientCertificate is { } mine ? new X509CertificateCollection { mine } : null,
+                RemoteCertificateValidationCallback = options.WorkerPoolTrustedCertificate is { } trusted
+                    ? (_, certificate, _, errors) => certificate is not null && ChainsTo(certificate, trusted)
+                    : null,
+            };
+        }
+
+        return GrpcChannel.ForAddress(pool.Uri, new GrpcChannelOptions
+        {
+            HttpHandler = handler,
+            DisposeHttpClient = true,
+            MaxReceiveMessageSize = 16 << 20,
+            MaxSendMessageSize = WorkerProtocol.ChunkSize + (64 << 10),
+        });
+    }
+
+    private static bool ChainsTo(X509Certificate certificate, X509Certificate2 trusted)
+    {
+        using var presented = X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+
+        // The trusted certificate is the pool's own (self-signed) or the authority that issued it.
+        return presented.RawDataMemory.Span.SequenceEqual(trusted.RawDataMemory.Span) || ClientCertificates.ChainsTo(presented, trusted);
+    }
+
+    private async Task SendAsync(Proto.ClientFrame frame)
+    {
+        await _send.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            await _call.RequestStream.WriteAsync(frame).ConfigureAwait(false);
+        }
+        finally
+        {
+            _send.Release();
+        }
+    }
+
+    private async Task ReadLoopAsync()
+    {
+        Exception? failure = null;
+        try
+        {
+            while (await _call.ResponseStream.MoveNext(CancellationToken.None).ConfigureAwait(false))
+            {
+                Proto.PoolFrame frame = _call.ResponseStream.Current;
+                switch (frame.FrameCase)
+                {
+                    case Proto.PoolFrame.FrameOneofCase.NeedAssemblies:
+                        // Off the reading loop: an image may be megabytes, and Started/Done frames must keep flowing.
+                        _ = SendImagesAsync(frame.NeedAssemblies);
+                        break;
+                    case Proto.PoolFrame.FrameOneofCase.Started:
+                        lock (_lock)
+                        {
+                            if (_jobs.TryGetValue(frame.Started.JobId, out Pending? started))
+                            {
+                                started.Started = true;
+                            }
+                        }
+
+                        break;
+                    case Proto.PoolFrame.FrameOneofCase.Done:
+                        Complete(frame.Done);
+                        break;
+                    default:
+                        break; // Frames of a later protocol version: ignored, as protobuf ignores unknown fields.
+                }
+            }
+        }
+#pragma warning disable CA1031 // Whatever ended the stream, every pending job must learn it.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            failure = e;
+        }
+
+        List<Pending> orphans;
+        lock (_lock)
+        {
+            _lost = failure ?? new RpcException(new Status(StatusCode.Unavailable, "The pool ended the stream."));
+            orphans = [.. _jobs.Values];
+            _jobs.Clear();
+        }
+
+        if (orphans.Count > 0)
+        {
+            LogLost(_logger, PoolLabel, orphans.Count, _lost.Message);
+        }
+
+        foreach (Pending pending in orphans)
+        {
+            pending.Result.TrySetResult(pending.Started
+                ? new JobResult(JobEnd.LostAfterStart, new WorkerLostException(pending.TypeName, PoolLabel, _lost))
+                : new JobResult(JobEnd.LostBeforeStart, _lost));
+        }
+    }
+
+    private void Complete(Proto.Done done)
+    {
+        Pending? pending;
+        lock (_lock)
+        {
+            if (!_jobs.Remove(done.JobId, out pending))
+            {
+                return;
+            }
+        }
+
+        pending.Result.TrySetResult(done.OutcomeCase switch
+        {
+            Proto.Done.OutcomeOneofCase.Ok => new JobResult(JobEnd.Ok, null),
+            Proto.Done.OutcomeOneofCase.Failure => new JobResult(JobEnd.Failed, WorkerProtocol.ToException(done.Failure)),
+            Proto.Done.OutcomeOneofCase.Refused => new JobResult(JobEnd.Refused, new ProcessRefusedException(
+                done.Refused.Reason.ToString(),
+                $"The worker pool {PoolLabel} refused to run a {pending.TypeName}: {WorkerProtocol.Describe(done.Refused.Reason)}. {done.Refused.Message}")),
+            _ => new JobResult(JobEnd.Failed, new RemoteProcessException($"The worker pool {PoolLabel} ended a {pending.TypeName} without saying how.")),
+        });
+    }
+
+    private async Task SendImagesAsync(Proto.NeedAssemblies need)
+    {
+        try
+        {
+            foreach (string hash in need.Sha256)
+            {
+                ShippedAssembly? assembly;
+                lock (_lock)
+                {
+                    _assemblies.TryGetValue(hash, out assembly);
+                }
+
+                // An image this client never announced: send nothing; the pool refuses the job when the stream ends.
+                if (assembly is null)
+                {
+                    continue;
+                }
+
+                byte[] image = _shipper.ReadImage(assembly);
+                await _send.WaitAsync().ConfigureAwait(false);
+                try
+                {
+                    int offset = 0;
+                    do
+                    {
+                        int length = Math.Min(WorkerProtocol.ChunkSize, image.Length - offset);
+                        var chunk = new Proto.AssemblyChunk { Sha256 = hash, Data = ByteString.CopyFrom(image, offset, length), Last = offset + length == image.Length };
+                        await _call.RequestStream.WriteAsync(new Proto.ClientFrame { Assembly = chunk }).ConfigureAwait(false);
+                        offset += length;
+                    }
+                    while (offset < image.Length);
+                }
+                finally
+                {
+                    _send.Release();
+                }
+
+                LogImageSent(_logger, assembly.Name, image.Length, PoolLabel);
+            }
+        }
+#pragma warning disable CA1031 // A failed send shows as the stream's failure, which the reading loop reports.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            LogImageFailed(_logger, PoolLabel, e.Message);
+        }
+    }
+
+    private sealed class Pending(string typeName)
+    {
+        public string TypeName { get; } = typeName;
+
+        public bool Started { get; set; }
+
+        public TaskCompletionSource<JobResult> Result { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+
+    [LoggerMessage(130, LogLevel.Debug, "Worker pool {Pool}: asked for {Asked} workers, granted {Granted}")]
+    private static partial void LogReserved(ILogger logger, string pool, int asked, int granted);
+
+    [LoggerMessage(131, LogLevel.Warning, "Worker pool {Pool} is unreachable and is not used: {Message}")]
+    private static partial void LogUnreachable(ILogger logger, string pool, string message);
+
+    [LoggerMessage(132, LogLevel.Warning, "Worker pool {Pool} was lost with {Jobs} jobs pending: {Message}")]
+    private static partial void LogLost(ILogger logger, string pool, int jobs, string message);
+
+    [LoggerMessage(133, LogLevel.Debug, "Sent assembly {Assembly} ({Bytes} bytes) to the worker pool {Pool}")]
+    private static partial void LogImageSent(ILogger logger, string assembly, int bytes, string pool);
+
+    [LoggerMessage(134, LogLevel.Warning, "Sending assemblies to the worker pool {Pool} failed: {Message}")]
+    private static partial void LogImageFailed(ILogger logger, string pool, string message);
+}

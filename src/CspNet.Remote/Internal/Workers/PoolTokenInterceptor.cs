@@ -1,0 +1,63 @@
+using System.Threading.Tasks;
+using Grpc.Core;
+using Grpc.Core.Interceptors;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>Refuses WorkerPool calls that do not carry the pool's token, when one is configured.</summary>
+/// <remarks>
+/// The token arrives as <c>authorization: Bearer token</c> and is compared in constant time, as
+/// the cluster key is (NodeTransport.KeyMatches), so the comparison's time tells an attacker nothing.
+/// Every refusal is logged: a caller trying tokens is worth an operator's attention.
+/// </remarks>
+internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : Interceptor
+{
+    private const string Scheme = "Bearer ";
+
+    public override Task DuplexStreamingServerHandler<TRequest, TResponse>(IAsyncStreamReader<TRequest> requestStream, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, DuplexStreamingServerMethod<TRequest, TResponse> continuation)
+    {
+        Check(context);
+        return continuation(requestStream, responseStream, context);
+    }
+
+    public override Task<TResponse> UnaryServerHandler<TRequest, TResponse>(TRequest request, ServerCallContext context, UnaryServerMethod<TRequest, TResponse> continuation)
+    {
+        Check(context);
+        return continuation(request, context);
+    }
+
+    private void Check(ServerCallContext context)
+    {
+        if (pool.Options.ClientCertificateAuthority is { } authority)
+        {
+            System.Security.Cryptography.X509Certificates.X509Certificate2? certificate = context.GetHttpContext().Connection.ClientCertificate;
+            if (certificate is null || !ClientCertificates.ChainsTo(certificate, authority))
+            {
+                LogRefused(pool.Logger, context.Method, context.Peer, certificate is null ? "no client certificate" : "a client certificate from another authority");
+                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a client certificate issued by its authority (CspNodeOptions.WorkerPoolClientCertificate)."));
+            }
+        }
+
+        if (pool.Options.Token is not { Length: > 0 } token)
+        {
+            return;
+        }
+
+        string? presented = context.RequestHeaders.GetValue(WorkerProtocol.AuthorizationHeader);
+        if (presented is null || !presented.StartsWith(Scheme, System.StringComparison.Ordinal))
+        {
+            LogRefused(pool.Logger, context.Method, context.Peer, "no token");
+            throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a token: set CspNodeOptions.WorkerPoolToken in the calling program."));
+        }
+
+        if (!NodeTransport.KeyMatches(token, presented[Scheme.Length..]))
+        {
+            LogRefused(pool.Logger, context.Method, context.Peer, "wrong token");
+            throw new RpcException(new Status(StatusCode.Unauthenticated, "The worker pool token is wrong."));
+        }
+    }
+
+    [LoggerMessage(120, LogLevel.Warning, "Refused {Method} from {Peer}: {Why}")]
+    private static partial void LogRefused(ILogger logger, string method, string peer, string why);
+}

@@ -1,0 +1,394 @@
+using System;
+using System.Buffers;
+using System.Collections.Generic;
+using System.IO;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using Grpc.Core;
+using Microsoft.Extensions.Logging;
+using Proto = CspNet.Remote.Protocol.Workers;
+
+namespace CspNet.Remote.Internal;
+
+/// <summary>The WorkerPool protocol (workerpool.proto): one <see cref="Session"/> per Run stream.</summary>
+/// <remarks>
+/// Requests are untrusted: a malformed frame ends its stream with INVALID_ARGUMENT (jobs already
+/// running run on), and nothing a client sends ends the pool.
+/// </remarks>
+internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.WorkerPool.WorkerPoolBase
+{
+    public override async Task Run(IAsyncStreamReader<Proto.ClientFrame> requestStream, IServerStreamWriter<Proto.PoolFrame> responseStream, ServerCallContext context)
+    {
+        var session = new Session(pool, responseStream, context);
+        try
+        {
+            await session.RunAsync(requestStream).ConfigureAwait(false);
+        }
+        catch (RpcException e)
+        {
+            LogRejected(pool.Logger, context.Peer, e.StatusCode, e.Status.Detail);
+            throw;
+        }
+        catch (Exception e) when (e is IOException or OperationCanceledException)
+        {
+            // The client went away; its running jobs finish on their own threads.
+            LogClientLost(pool.Logger, context.Peer, e.Message);
+        }
+        finally
+        {
+            await session.EndAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>One client's stream: its reserved workers, its jobs and the images it is sending.</summary>
+    private sealed class Session(PoolRuntime pool, IServerStreamWriter<Proto.PoolFrame> responses, ServerCallContext context)
+    {
+        private readonly Channel<Proto.PoolFrame> _outbound = Channel.CreateUnbounded<Proto.PoolFrame>(new UnboundedChannelOptions { SingleReader = true });
+        private readonly Dictionary<ulong, Waiting> _waiting = [];
+        private readonly HashSet<ulong> _ids = [];
+        private readonly List<Task> _running = [];
+        private Task _writer = Task.CompletedTask;
+        private int _unused;
+        private bool _reserved;
+        private string? _imageHash;
+        private ArrayBufferWriter<byte>? _image;
+
+        public async Task RunAsync(IAsyncStreamReader<Proto.ClientFrame> requests)
+        {
+            _writer = WriteLoopAsync();
+            while (await requests.MoveNext(context.CancellationToken).ConfigureAwait(false))
+            {
+                Proto.ClientFrame frame = requests.Current;
+                switch (frame.FrameCase)
+                {
+                    case Proto.ClientFrame.FrameOneofCase.Reserve:
+                        await ReserveAsync(frame.Reserve).ConfigureAwait(false);
+                        break;
+                    case Proto.ClientFrame.FrameOneofCase.Job:
+                        OnJob(frame.Job);
+                        break;
+                    case Proto.ClientFrame.FrameOneofCase.Assembly:
+                        OnAssembly(frame.Assembly);
+                        break;
+                    case Proto.ClientFrame.FrameOneofCase.Release:
+                        OnRelease(frame.Release.Workers);
+                        break;
+                    default:
+                        throw Invalid("An empty or unknown frame.");
+                }
+            }
+
+            // The client has sent everything: images that never came will not come.
+            foreach ((ulong id, Waiting waiting) in _waiting)
+            {
+                Refuse(id, Proto.RefusalReason.AssemblyMissing, $"The client ended its stream without sending {waiting.Missing.Count} assembly images the job needs.");
+            }
+
+            _waiting.Clear();
+            ReturnUnused();
+
+            // The stream stays open until every job's Done has been written.
+            await Task.WhenAll(_running).ConfigureAwait(false);
+            _outbound.Writer.TryComplete();
+            await _writer.ConfigureAwait(false);
+        }
+
+        /// <summary>Returns what the stream still holds; jobs running go on and return their workers when they end.</summary>
+        public async Task EndAsync()
+        {
+            foreach (Waiting _ in _waiting.Values)
+            {
+                pool.Return(1);
+            }
+
+            _waiting.Clear();
+            ReturnUnused();
+            _outbound.Writer.TryComplete();
+            await _writer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+
+        private async Task ReserveAsync(Proto.Reserve reserve)
+        {
+            if (_reserved)
+            {
+                throw Invalid("Reserve may be sent once, first.");
+            }
+
+            if (reserve.Workers is < 1 or > WorkerProtocol.MaxReserve)
+            {
+                throw Invalid($"Reserve asks for 1..{WorkerProtocol.MaxReserve} workers (got {reserve.Workers}).");
+            }
+
+            _reserved = true;
+
+            // Calls that arrive while the pool is still joining the NameServer wait for it.
+            await pool.Ready.WaitAsync(context.CancellationToken).ConfigureAwait(false);
+            _unused = pool.TryReserve(reserve.Workers);
+            LogReserved(pool.Logger, NameValidation.Shorten(reserve.Client), context.Peer, reserve.Workers, _unused);
+            Send(new Proto.PoolFrame { Granted = new Proto.Granted { Workers = _unused } });
+        }
+
+        private void OnJob(Proto.Job message)
+        {
+            if (!_reserved)
+            {
+                throw Invalid("A Job before Reserve.");
+            }
+
+            if (_unused == 0)
+            {
+                throw Invalid("More jobs than granted workers.");
+            }
+
+            if (!_ids.Add(message.JobId))
+            {
+                throw Invalid($"The job id {message.JobId} is used twice.");
+            }
+
+            ShippedProcess job;
+            try
+            {
+                job = WorkerProtocol.FromProto(message);
+            }
+            catch (ArgumentException e)
+            {
+                throw Invalid(e.Message);
+            }
+
+            _unused--;
+            IReadOnlyList<ShippedAssembly> missing = pool.Code.Missing(job.Assemblies);
+            if (missing.Count == 0)
+            {
+                Start(message.JobId, job);
+                return;
+            }
+
+            var need = new Proto.NeedAssemblies { JobId = message.JobId };
+            var waiting = new Waiting(job, new Dictionary<string, ShippedAssembly>(StringComparer.Ordinal));
+            foreach (ShippedAssembly assembly in missing)
+            {
+                waiting.Missing[assembly.Sha256] = assembly;
+                need.Sha256.Add(assembly.Sha256);
+            }
+
+            _waiting.Add(message.JobId, waiting);
+            Send(new Proto.PoolFrame { NeedAssemblies = need });
+        }
+
+        private void OnAssembly(Proto.AssemblyChunk chunk)
+        {
+            if (_imageHash is null)
+            {
+                if (!IsAwaited(chunk.Sha256))
+                {
+                    throw Invalid($"An image nobody asked for ({NameValidation.Shorten(chunk.Sha256)}).");
+                }
+
+                _imageHash = chunk.Sha256;
+                _image = new ArrayBufferWriter<byte>();
+            }
+            else if (!string.Equals(_imageHash, chunk.Sha256, StringComparison.Ordinal))
+            {
+                throw Invalid("Parts of two images interleave: send one image's parts, ending with last, before the next.");
+            }
+
+            if ((long)_image!.WrittenCount + chunk.Data.Length > pool.Options.MaxAssemblySize)
+            {
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, $"An assembly image is larger than this pool accepts ({pool.Options.MaxAssemblySize} bytes)."));
+            }
+
+            _image.Write(chunk.Data.Span);
+            if (!chunk.Last)
+            {
+                return;
+            }
+
+            string hash = _imageHash;
+            ReadOnlyMemory<byte> image = _image.WrittenMemory;
+            _imageHash = null;
+            ShippedAssembly? assembly = null;
+            foreach (Waiting waiting in _waiting.Values)
+            {
+                if (waiting.Missing.TryGetValue(hash, out assembly))
+                {
+                    break;
+                }
+            }
+
+            string? refusal = null;
+            try
+            {
+                pool.Code.Add(assembly!, image);
+            }
+            catch (ShippingRefusedException e)
+            {
+                refusal = e.Message;
+                LogImageRefused(pool.Logger, context.Peer, assembly!.Name, e.Message);
+            }
+            finally
+            {
+                _image = null;
+            }
+
+            foreach ((ulong id, Waiting waiting) in new List<KeyValuePair<ulong, Waiting>>(_waiting))
+            {
+                if (!waiting.Missing.Remove(hash))
+                {
+                    continue;
+                }
+
+                if (refusal is not null)
+                {
+                    _waiting.Remove(id);
+                    Refuse(id, Proto.RefusalReason.HashMismatch, refusal);
+                }
+                else if (waiting.Missing.Count == 0)
+                {
+                    _waiting.Remove(id);
+                    Start(id, waiting.Job);
+                }
+            }
+        }
+
+        private bool IsAwaited(string hash)
+        {
+            foreach (Waiting waiting in _waiting.Values)
+            {
+                if (waiting.Missing.ContainsKey(hash))
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+
+        private void OnRelease(int workers)
+        {
+            if (workers < 0 || workers > _unused)
+            {
+                throw Invalid($"Release gives back {workers} workers; this stream holds {_unused} unused.");
+            }
+
+            _unused -= workers;
+            pool.Return(workers);
+        }
+
+        private void ReturnUnused()
+        {
+            pool.Return(_unused);
+            _unused = 0;
+        }
+
+        /// <summary>Runs the job on a thread of its own; its worker goes back to the pool when it ends.</summary>
+        private void Start(ulong id, ShippedProcess job)
+        {
+            CspNode node = pool.Ready.Result;
+            Task<Exception?> run = ProcessThread.Start(
+                () =>
+                {
+                    ProcessLease lease;
+                    try
+                    {
+                        lease = pool.Code.Instantiate(job);
+                    }
+                    catch (ShippingRefusedException e)
+                    {
+                        throw new RefusedJob(e);
+                    }
+
+                    using (lease)
+                    {
+                        Send(new Proto.PoolFrame { Started = new Proto.Started { JobId = id } });
+                        LogJobStarted(pool.Logger, id, job.TypeName, context.Peer);
+                        lease.Process.Run();
+                    }
+                },
+                node,
+                "cspnet-worker " + job.TypeName);
+            _running.Add(run.ContinueWith(
+                finished =>
+                {
+                    pool.Return(1);
+                    Exception? failure = finished.Result;
+                    switch (failure)
+                    {
+                        case null:
+                            Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Ok = new Proto.Ok() } });
+                            break;
+                        case RefusedJob refused:
+                            LogJobRefused(pool.Logger, id, job.TypeName, context.Peer, refused.Inner.Reason, refused.Inner.Message);
+                            Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Refused = new Proto.Refused { Reason = WorkerProtocol.ToProto(refused.Inner.Reason), Message = refused.Inner.Message } } });
+                            break;
+                        default:
+                            LogJobFailed(pool.Logger, id, job.TypeName, failure.GetType().FullName, failure.Message);
+                            Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Failure = WorkerProtocol.ToProto(ProcessFailure.From(failure)) } });
+                            break;
+                    }
+                },
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default));
+        }
+
+        private void Refuse(ulong id, Proto.RefusalReason reason, string message)
+        {
+            pool.Return(1);
+            Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Refused = new Proto.Refused { Reason = reason, Message = message } } });
+        }
+
+        // Frames come from the reading loop and from worker threads: one writer loop sends them in order.
+        private void Send(Proto.PoolFrame frame) => _outbound.Writer.TryWrite(frame);
+
+        private async Task WriteLoopAsync()
+        {
+            while (await _outbound.Reader.WaitToReadAsync().ConfigureAwait(false))
+            {
+                while (_outbound.Reader.TryRead(out Proto.PoolFrame? frame))
+                {
+                    try
+                    {
+                        await responses.WriteAsync(frame).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is IOException or OperationCanceledException or InvalidOperationException)
+                    {
+                        // The client is gone: nothing more to tell it; drain so that senders never block.
+                        _outbound.Writer.TryComplete();
+                    }
+                }
+            }
+        }
+
+        private static RpcException Invalid(string message) => new(new Status(StatusCode.InvalidArgument, message));
+
+        private sealed record Waiting(ShippedProcess Job, Dictionary<string, ShippedAssembly> Missing);
+    }
+
+    /// <summary>Carries a refusal out of a worker thread, apart from the process's own exceptions.</summary>
+    private sealed class RefusedJob(ShippingRefusedException inner) : Exception(inner.Message, inner)
+    {
+        public ShippingRefusedException Inner { get; } = inner;
+    }
+
+    [LoggerMessage(110, LogLevel.Information, "Reservation from '{Client}' ({Peer}): asked {Asked}, granted {Granted}")]
+    private static partial void LogReserved(ILogger logger, string client, string peer, int asked, int granted);
+
+    [LoggerMessage(111, LogLevel.Debug, "Job {JobId} ({Type}) from {Peer} started")]
+    private static partial void LogJobStarted(ILogger logger, ulong jobId, string type, string peer);
+
+    [LoggerMessage(112, LogLevel.Information, "Job {JobId} ({Type}) threw {Exception}: {Message}")]
+    private static partial void LogJobFailed(ILogger logger, ulong jobId, string type, string? exception, string message);
+
+    [LoggerMessage(113, LogLevel.Warning, "Job {JobId} ({Type}) from {Peer} refused ({Reason}): {Message}")]
+    private static partial void LogJobRefused(ILogger logger, ulong jobId, string type, string peer, ShippingRefusal reason, string message);
+
+    [LoggerMessage(114, LogLevel.Warning, "An assembly image '{Assembly}' from {Peer} was refused: {Message}")]
+    private static partial void LogImageRefused(ILogger logger, string peer, string assembly, string message);
+
+    [LoggerMessage(115, LogLevel.Debug, "A stream from {Peer} was rejected with {Status}: {Message}")]
+    private static partial void LogRejected(ILogger logger, string peer, StatusCode status, string message);
+
+    [LoggerMessage(116, LogLevel.Information, "The client {Peer} went away: {Message}; its running jobs run to their end")]
+    private static partial void LogClientLost(ILogger logger, string peer, string message);
+}

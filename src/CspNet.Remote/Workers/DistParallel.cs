@@ -1,0 +1,220 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Internal.Processes;
+using CspNet.Remote;
+using CspNet.Remote.Internal;
+using CspNet.Remote.NameServer;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace CspNet;
+
+/// <summary>
+/// Runs processes in parallel, once each, on the workers of remote worker pools when there are
+/// free ones and on local threads otherwise (paper sections 2.3 and 3.5, listing 6).
+/// </summary>
+/// <remarks>
+/// <para>
+/// <see cref="Run"/> returns when every process has run once. All of them run at the same time,
+/// each on a worker of its own (a remote worker or a local thread), so processes that talk to
+/// each other over named channels (listing 6) work wherever they land. A process sent to a pool
+/// travels with its fields and its code (docs/WORKERPOOL.md): it must reach what it shares with
+/// other processes by name, inside <c>Run()</c>, as listings 4 and 5 do.
+/// </para>
+/// <para>
+/// Where they run: after <c>CspManager.Init</c>, <c>DistParallel</c> asks the NameServer once for
+/// pools with free workers and reserves workers at each pool directly (the pool confirms); the
+/// processes that got no remote worker run on local threads. Not initialized, after
+/// <c>CspManager.InitStandAlone()</c>, or with no pool: all run locally, as <see cref="Parallel"/> would.
+/// </para>
+/// <para>
+/// Failures: exceptions thrown by processes are collected and thrown together in an
+/// <see cref="AggregateException"/> once every process has ended: a remote one as a
+/// <see cref="RemoteProcessException"/> (remote type, message and stack trace), a refused one as a
+/// <see cref="ProcessRefusedException"/>. If a pool is lost, its processes that had not started run
+/// again locally; those that had started end with a <see cref="WorkerLostException"/> and are not
+/// run again, because they may already have written to named channels (docs/WORKERPOOL.md).
+/// </para>
+/// <para>Thread-safety: one run at a time per instance.</para>
+/// </remarks>
+public sealed partial class DistParallel
+{
+    private readonly ICSPProcess[] _processes;
+    private readonly CspNode? _node;
+
+    /// <summary>Creates a distributed parallel of <paramref name="processes"/>, using <c>CspManager</c>'s node.</summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(params ICSPProcess[] processes)
+        : this(processes, null)
+    {
+    }
+
+    /// <summary>Creates a distributed parallel of <paramref name="processes"/> that finds pools through <paramref name="node"/> (for several nodes in one process: tests, samples).</summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <param name="node">The node whose NameServer lists the pools, and whose named constructs local processes use; null: <c>CspManager</c>'s.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(ICSPProcess[] processes, CspNode? node)
+    {
+        ArgumentNullException.ThrowIfNull(processes);
+        for (int i = 0; i < processes.Length; i++)
+        {
+            if (processes[i] is null)
+            {
+                throw new ArgumentException($"processes[{i}] is null: DistParallel runs processes, so give it one.", nameof(processes));
+            }
+        }
+
+        _processes = (ICSPProcess[])processes.Clone();
+        _node = node;
+    }
+
+    /// <summary>How many processes of the last run ran on remote workers.</summary>
+    public int RanRemotely { get; private set; }
+
+    /// <summary>How many processes of the last run ran on local threads (including reruns of processes whose pool was lost before they started).</summary>
+    public int RanLocally { get; private set; }
+
+    /// <summary>Where the run logs (pools used, lost, refused). Default: the node's logger factory, else nowhere.</summary>
+    public ILoggerFactory? LoggerFactory { get; set; }
+
+    /// <summary>Turns processes into jobs and reads assembly images (tests replace it).</summary>
+    internal IProcessShipper Shipper { get; set; } = PackerShipper.Instance;
+
+    /// <summary>Runs every process once and returns when all have ended.</summary>
+    /// <exception cref="AggregateException">One or more processes threw (see the remarks for what each exception means).</exception>
+    /// <exception cref="ArgumentException">A process cannot be shipped (a field holds a channel end, a delegate or a type outside the allow-list); nothing ran.</exception>
+    /// <exception cref="UnauthorizedAccessException">A pool refused this program's token or certificate; nothing ran.</exception>
+    public void Run()
+    {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("DistParallel.Run()", "DistParallel.RunAsync()");
+        RunAsync().GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs every process once, without holding a thread while they run.</summary>
+    /// <param name="cancellationToken">
+    /// Stops waiting: the task ends with <see cref="OperationCanceledException"/>. Processes that
+    /// have started cannot be interrupted (Run() blocks) and run to their end; those not started yet do not start.
+    /// </param>
+    /// <returns>A task that completes when every process has ended; it faults with an <see cref="AggregateException"/> holding the processes' exceptions.</returns>
+    public async Task RunAsync(CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        CspNode? node = _node ?? CspManager.CurrentOrNull;
+        ILogger logger = (LoggerFactory ?? node?.Options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger<DistParallel>();
+        var connections = new List<PoolConnection>();
+        var remote = new (PoolConnection Connection, ShippedProcess Job)?[_processes.Length];
+        try
+        {
+            int assigned = 0;
+            if (node?.Names is { } names && _processes.Length > 0)
+            {
+                // One NameServer round trip per run; the pools themselves confirm the workers.
+                IReadOnlyList<WorkerPoolEntry> pools = await names.ListPoolsAsync(1, cancellationToken).ConfigureAwait(false);
+                ShippedProcess[]? jobs = pools.Count == 0 ? null : Pack();
+                foreach (WorkerPoolEntry pool in pools)
+                {
+                    if (assigned == _processes.Length)
+                    {
+                        break;
+                    }
+
+                    PoolConnection? connection = await PoolConnection.ReserveAsync(
+                        pool, _processes.Length - assigned, node.Options, node.ProgramLabel, Shipper, logger, cancellationToken).ConfigureAwait(false);
+                    if (connection is null)
+                    {
+                        continue;
+                    }
+
+                    connections.Add(connection);
+                    for (int k = 0; k < connection.Granted && assigned < _processes.Length; k++, assigned++)
+                    {
+                        remote[assigned] = (connection, jobs![assigned]);
+                    }
+                }
+            }
+
+            var runs = new Task<(Exception? Error, bool Remote)>[_processes.Length];
+            for (int i = 0; i < _processes.Length; i++)
+            {
+                runs[i] = remote[i] is { } placed
+                    ? RunRemoteAsync(_processes[i], placed.Connection, placed.Job, node, logger)
+                    : RunLocalAsync(_processes[i], node);
+            }
+
+            LogPlaced(logger, _processes.Length, assigned, connections.Count);
+            (Exception? Error, bool Remote)[] results = await Task.WhenAll(runs).WaitAsync(cancellationToken).ConfigureAwait(false);
+            var errors = new List<Exception>();
+            int ranRemotely = 0;
+            foreach ((Exception? error, bool ranRemote) in results)
+            {
+                ranRemotely += ranRemote ? 1 : 0;
+                if (error is not null)
+                {
+                    errors.Add(error);
+                }
+            }
+
+            RanRemotely = ranRemotely;
+            RanLocally = _processes.Length - ranRemotely;
+            if (errors.Count > 0)
+            {
+                throw new AggregateException($"{errors.Count} of the {_processes.Length} processes of a DistParallel failed.", errors);
+            }
+        }
+        finally
+        {
+            foreach (PoolConnection connection in connections)
+            {
+                if (cancellationToken.IsCancellationRequested)
+                {
+                    connection.Abort();
+                }
+
+                await connection.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+    }
+
+    private ShippedProcess[] Pack()
+    {
+        // Every process is packed before any runs: a process that cannot travel is a mistake to
+        // report now, not after its peers have started and are waiting for it.
+        var jobs = new ShippedProcess[_processes.Length];
+        for (int i = 0; i < jobs.Length; i++)
+        {
+            jobs[i] = Shipper.Pack(_processes[i]);
+        }
+
+        return jobs;
+    }
+
+    private static async Task<(Exception? Error, bool Remote)> RunRemoteAsync(ICSPProcess process, PoolConnection connection, ShippedProcess job, CspNode? node, ILogger logger)
+    {
+        JobResult result = await connection.RunAsync(job).ConfigureAwait(false);
+        if (result.End == JobEnd.LostBeforeStart)
+        {
+            // Never started, so it had no effects: running it here keeps the run's promise.
+            LogRerun(logger, job.TypeName, connection.Pool.Name);
+            return await RunLocalAsync(process, node).ConfigureAwait(false);
+        }
+
+        return (result.Error, true);
+    }
+
+    private static async Task<(Exception? Error, bool Remote)> RunLocalAsync(ICSPProcess process, CspNode? node)
+    {
+        // The node is made ambient only when it is not the program's own (a node of a test or sample).
+        CspNode? ambient = node is not null && !ReferenceEquals(node, CspManager.CurrentOrNull) ? node : null;
+        Exception? error = await ProcessThread.Start(process.Run, ambient, "cspnet-distparallel " + process.GetType().Name).ConfigureAwait(false);
+        return (error, false);
+    }
+
+    [LoggerMessage(140, LogLevel.Debug, "DistParallel of {Count} processes: {Remote} on remote workers of {Pools} pools, the rest local")]
+    private static partial void LogPlaced(ILogger logger, int count, int remote, int pools);
+
+    [LoggerMessage(141, LogLevel.Warning, "The worker pool '{Pool}' was lost before a {Type} started there; running it locally")]
+    private static partial void LogRerun(ILogger logger, string type, string pool);
+}
