@@ -47,6 +47,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         private readonly Channel<Proto.PoolFrame> _outbound = Channel.CreateUnbounded<Proto.PoolFrame>(new UnboundedChannelOptions { SingleReader = true });
         private readonly Dictionary<ulong, Waiting> _waiting = [];
         private readonly HashSet<ulong> _ids = [];
+
+        // Images asked for on this stream and not yet received: a second job needing one waits for the same image.
+        private readonly HashSet<string> _requested = new(StringComparer.Ordinal);
         private readonly List<Task> _running = [];
         private Task _writer = Task.CompletedTask;
         private int _unused;
@@ -169,11 +172,17 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             foreach (ShippedAssembly assembly in missing)
             {
                 waiting.Missing[assembly.Sha256] = assembly;
-                need.Sha256.Add(assembly.Sha256);
+                if (_requested.Add(assembly.Sha256))
+                {
+                    need.Sha256.Add(assembly.Sha256);
+                }
             }
 
             _waiting.Add(message.JobId, waiting);
-            Send(new Proto.PoolFrame { NeedAssemblies = need });
+            if (need.Sha256.Count > 0)
+            {
+                Send(new Proto.PoolFrame { NeedAssemblies = need });
+            }
         }
 
         private void OnAssembly(Proto.AssemblyChunk chunk)
@@ -207,6 +216,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             string hash = _imageHash;
             ReadOnlyMemory<byte> image = _image.WrittenMemory;
             _imageHash = null;
+            _requested.Remove(hash);
             ShippedAssembly? assembly = null;
             foreach (Waiting waiting in _waiting.Values)
             {
