@@ -57,6 +57,24 @@ public sealed partial class CspNode : IAsyncDisposable
     /// <summary>This node's NameServer client; null when stand-alone.</summary>
     internal NameServerClient? Names => _names;
 
+    /// <summary>This node's channels to worker pools (DistParallel).</summary>
+    internal PoolChannels PoolChannels => Volatile.Read(ref _poolChannels) ?? CreatePoolChannels();
+
+    private PoolChannels? _poolChannels;
+
+    private PoolChannels CreatePoolChannels()
+    {
+        var channels = new PoolChannels(_runtime.Options);
+        PoolChannels? existing = Interlocked.CompareExchange(ref _poolChannels, channels, null);
+        if (existing is not null)
+        {
+            channels.Dispose();
+            return existing;
+        }
+
+        return channels;
+    }
+
     /// <summary>
     /// Starts this program's endpoint and joins the NameServer. Named constructs are then shared
     /// with every program that uses the same NameServer.
@@ -116,6 +134,8 @@ public sealed partial class CspNode : IAsyncDisposable
         {
             await _names.DisposeAsync().ConfigureAwait(false);
         }
+
+        _poolChannels?.Dispose();
 
         if (_server is not null)
         {

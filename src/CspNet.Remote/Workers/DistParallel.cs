@@ -122,7 +122,7 @@ public sealed partial class DistParallel
                     }
 
                     PoolConnection? connection = await PoolConnection.ReserveAsync(
-                        pool, _processes.Length - assigned, node.Options, node.ProgramLabel, Shipper, logger, cancellationToken).ConfigureAwait(false);
+                        pool, _processes.Length - assigned, node.PoolChannels, node.ProgramLabel, Shipper, logger, cancellationToken).ConfigureAwait(false);
                     if (connection is null)
                     {
                         continue;

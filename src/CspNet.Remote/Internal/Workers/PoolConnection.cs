@@ -72,9 +72,10 @@ internal sealed partial class PoolConnection : IAsyncDisposable
     private string PoolLabel => $"'{Pool.Name}' at {Pool.Uri}";
 
     /// <summary>Opens a stream to <paramref name="pool"/> and reserves up to <paramref name="wanted"/> workers; null when the pool cannot be reached or refuses.</summary>
-    internal static async Task<PoolConnection?> ReserveAsync(WorkerPoolEntry pool, int wanted, CspNodeOptions options, string label, IProcessShipper shipper, ILogger logger, CancellationToken cancellationToken)
+    internal static async Task<PoolConnection?> ReserveAsync(WorkerPoolEntry pool, int wanted, PoolChannels channels, string label, IProcessShipper shipper, ILogger logger, CancellationToken cancellationToken)
     {
-        GrpcChannel channel = CreateChannel(pool, options);
+        CspNodeOptions options = channels.Options;
+        GrpcChannel channel = channels.Get(pool);
         Metadata? headers = options.WorkerPoolToken is { Length: > 0 } token
             ? new Metadata { { WorkerProtocol.AuthorizationHeader, "Bearer " + token } }
             : null;
@@ -183,13 +184,13 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         }
         finally
         {
+            // The channel is the node's (PoolChannels), kept for the next run.
             _call.Dispose();
-            _channel.Dispose();
             _send.Dispose();
         }
     }
 
-    private static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)
+    internal static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)
     {
         TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
 #pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
