@@ -47,6 +47,7 @@ public sealed class WorkerPoolProgramTests
         int b = await ids.ReadAsync();
         await running;
 
+        Assert.Equal(2, run.RanRemotely);
         Assert.Equal(pool.Id, a);
         Assert.Equal(pool.Id, b);
     }

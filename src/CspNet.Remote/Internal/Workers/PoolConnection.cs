@@ -85,9 +85,11 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         {
             await call.RequestStream.WriteAsync(new Proto.ClientFrame { Reserve = new Proto.Reserve { Workers = wanted, Client = label } }, cancellationToken).ConfigureAwait(false);
 
-            // The answer comes within the NameServer timeout or the pool is as good as unreachable.
+            // A dead pool fails the call within PeerTimeout (keep-alive); this bound is for a live
+            // pool that does not answer. Generous: a pool just started answers its first call
+            // slowly on a loaded machine (cold JIT), and giving up on it sends its processes home.
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            timeout.CancelAfter(options.NameServerTimeout + options.PeerTimeout);
+            timeout.CancelAfter(ReserveTimeout(options));
             if (!await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false) || call.ResponseStream.Current.FrameCase != Proto.PoolFrame.FrameOneofCase.Granted)
             {
                 throw new RpcException(new Status(StatusCode.Internal, "The pool did not answer Reserve with Granted."));
@@ -188,6 +190,12 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             _call.Dispose();
             _send.Dispose();
         }
+    }
+
+    private static TimeSpan ReserveTimeout(CspNodeOptions options)
+    {
+        TimeSpan bound = options.NameServerTimeout + options.PeerTimeout;
+        return bound < TimeSpan.FromSeconds(30) ? TimeSpan.FromSeconds(30) : bound;
     }
 
     internal static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)

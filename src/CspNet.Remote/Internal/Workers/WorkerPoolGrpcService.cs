@@ -54,6 +54,10 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         private Task _writer = Task.CompletedTask;
         private int _unused;
         private bool _reserved;
+
+        // Set when the stream has ended: a job still being loaded then never starts. Its client,
+        // having seen no Started, may already be running it elsewhere.
+        private volatile bool _ended;
         private string? _imageHash;
         private ArrayBufferWriter<byte>? _image;
 
@@ -100,6 +104,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         /// <summary>Returns what the stream still holds; jobs running go on and return their workers when they end.</summary>
         public async Task EndAsync()
         {
+            _ended = true;
             foreach (Waiting _ in _waiting.Values)
             {
                 pool.Return(1);
@@ -310,6 +315,12 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
                     using (lease)
                     {
+                        if (_ended)
+                        {
+                            LogJobDropped(pool.Logger, id, job.TypeName, context.Peer);
+                            return;
+                        }
+
                         Send(new Proto.PoolFrame { Started = new Proto.Started { JobId = id } });
                         LogJobStarted(pool.Logger, id, job.TypeName, context.Peer);
                         lease.Process.Run();
@@ -398,6 +409,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
     [LoggerMessage(115, LogLevel.Debug, "A stream from {Peer} was rejected with {Status}: {Message}")]
     private static partial void LogRejected(ILogger logger, string peer, StatusCode status, string message);
+
+    [LoggerMessage(117, LogLevel.Information, "Job {JobId} ({Type}) from {Peer} not started: its client is gone and may run it elsewhere")]
+    private static partial void LogJobDropped(ILogger logger, ulong jobId, string type, string peer);
 
     [LoggerMessage(116, LogLevel.Information, "The client {Peer} went away: {Message}; its running jobs run to their end")]
     private static partial void LogClientLost(ILogger logger, string peer, string message);
