@@ -56,8 +56,7 @@ public sealed class LinkMarshallerTests
             }
         }
 
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact]
@@ -145,8 +144,7 @@ public sealed class LinkMarshallerTests
             AssertAgreesWithProtobuf(marshaller.HomeFrames, HomeFrame.Parser, input, segmentSize: 5);
         }
 
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact]
@@ -162,8 +160,7 @@ public sealed class LinkMarshallerTests
         }
 
         Assert.True(failures > whole.Length / 2, $"Only {failures} truncations were rejected.");
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact]
@@ -191,8 +188,7 @@ public sealed class LinkMarshallerTests
         }
 
         Assert.True(pool.Rents > 1000, $"Only {pool.Rents} mutated frames took the pooled path.");
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact(Timeout = 10_000)]
@@ -211,8 +207,7 @@ public sealed class LinkMarshallerTests
         Assert.Equal(new byte[] { 1, 2, 3, 4, 5 }, completion.Value.ToArray());
         completion.ReleaseValue();
         completion.ReleaseValue();
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact(Timeout = 10_000)]
@@ -251,8 +246,7 @@ public sealed class LinkMarshallerTests
 
         Assert.False(op.Reserved.IsCompleted);
         Assert.NotNull((await op.Task).Lost);
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact(Timeout = 10_000)]
@@ -272,8 +266,7 @@ public sealed class LinkMarshallerTests
 
         op.ReleaseReserved();
         op.ReleaseReserved();
-        Assert.Equal(0, pool.Outstanding);
-        Assert.Equal(0, pool.Misreturns);
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact]
@@ -457,6 +450,13 @@ public sealed class LinkMarshallerTests
                     return _rented.Count;
                 }
             }
+        }
+
+        /// <summary>Every array rented came back, and none came back twice.</summary>
+        public void AssertAllReturnedOnce()
+        {
+            Assert.Equal(0, Outstanding);
+            Assert.Equal(0, Misreturns);
         }
 
         public bool IsRented(byte[] array)

@@ -1,6 +1,5 @@
 using System;
 using System.Buffers;
-using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
@@ -14,7 +13,8 @@ namespace CspNet.Remote.Internal;
 /// are returned by whoever ends up with them: the reader of the value (<see cref="Completion.ReleaseValue"/>,
 /// <see cref="ReleaseReserved"/>), or this operation when no one will read them (an answer that
 /// carries no value for it, a failure, parts arriving after it ended). The link's reader adds parts
-/// while a failure may end the operation from another thread: both happen under a lock.
+/// while a failure may end the operation from another thread: both happen under a lock (the private
+/// completion source's, saving an object per operation).
 /// </remarks>
 internal sealed class PendingOp
 {
@@ -22,7 +22,6 @@ internal sealed class PendingOp
     private readonly long _maxValueSize;
     private readonly bool _reads;
     private readonly TaskCompletionSource<ReadOnlySequence<byte>>? _reserved;
-    private readonly Lock _lock = new();
     private ValueAssembler? _chunks;
     private ValueAssembler? _reservedParts;
     private bool _ended;
@@ -58,7 +57,7 @@ internal sealed class PendingOp
     /// <summary>Adds a part of the value; false if it makes the value too large. Takes <paramref name="rented"/> in every case.</summary>
     internal bool AddChunk(ByteString data, RentedBuffer? rented)
     {
-        lock (_lock)
+        lock (_done)
         {
             if (_ended)
             {
@@ -74,7 +73,7 @@ internal sealed class PendingOp
     internal void SetReserved(ByteString last, RentedBuffer? rented)
     {
         ReadOnlySequence<byte> value;
-        lock (_lock)
+        lock (_done)
         {
             ValueAssembler? parts = _chunks;
             _chunks = null;
@@ -96,7 +95,7 @@ internal sealed class PendingOp
     /// <summary>Returns the pooled arrays of the reserved value: called once it is decoded.</summary>
     internal void ReleaseReserved()
     {
-        lock (_lock)
+        lock (_done)
         {
             _reservedParts?.Release();
             _reservedParts = null;
@@ -108,7 +107,7 @@ internal sealed class PendingOp
     {
         ReadOnlySequence<byte> value = default;
         ValueAssembler? parts;
-        lock (_lock)
+        lock (_done)
         {
             parts = _chunks;
             _chunks = null;
@@ -132,7 +131,7 @@ internal sealed class PendingOp
 
     internal void Fail(Exception failure)
     {
-        lock (_lock)
+        lock (_done)
         {
             _ended = true;
             _chunks?.Release();
