@@ -92,6 +92,22 @@ public sealed class LinkMarshallerTests
     }
 
     [Fact]
+    public void Deserialize_LargeDataBesideAFieldUnknownHere_PooledAndTheFieldKept()
+    {
+        // A field a later link.proto may add (as a flag on Write): the data is still pooled, and
+        // the field survives as protobuf keeps unknown fields.
+        var pool = new CountingPool();
+        var marshaller = new LinkMarshaller(pool, LinkMarshaller.DefaultPooledThreshold);
+        byte[] input = Field(5, 2, [.. Varint(1 << 3 | 0), .. Varint(4), .. Varint(2 << 3 | 0), .. Varint(8), .. Field(3, 2, Data(Large)), .. Varint(4 << 3 | 0), .. Varint(1)]);
+
+        ClientFrame received = Deserialize(marshaller.ClientFrames, input, segmentSize: 1000);
+
+        Assert.NotNull(received.Rented);
+        Assert.Equal(ClientFrame.Parser.ParseFrom(input), received);
+        Assert.Equal(input, received.ToByteArray());
+    }
+
+    [Fact]
     public void RentedBuffer_ReturnedTwice_GoesBackToThePoolOnce()
     {
         var pool = new CountingPool();
@@ -120,6 +136,8 @@ public sealed class LinkMarshallerTests
             Field(5, 2, [.. Varint(2 << 3 | 0), .. Varint(7), .. write, .. Varint(1 << 3 | 0), .. Varint(4)]),   // fields out of order
             Field(5, 2, [.. Varint(1 << 3 | 0), .. Varint(4), .. write, .. Field(3, 2, Bytes([1, 2]))]),        // data twice: the last wins
             Field(5, 2, [.. Varint(1 << 3 | 0), .. Varint(4), .. write, .. Varint(9 << 3 | 0), .. Varint(1)]),  // an unknown field
+            Field(5, 2, [.. Field(7, 2, [1, 2]), .. Varint(6 << 3 | 1), 1, 2, 3, 4, 5, 6, 7, 8, .. Varint(8 << 3 | 5), 1, 2, 3, 4, .. write]), // unknown fields of every wire type
+            Field(5, 2, [.. Varint(1 << 3 | 3), .. write]),                                                     // a group (not in proto3)
             Field(5, 2, [.. Varint(1 << 3 | 0), .. Varint(4), .. Varint(2 << 3 | 0), .. Varint(ulong.MaxValue), .. write]), // a ten-byte varint
             Field(5, 2, [.. Varint(1 << 3 | 0), .. Varint(1UL << 40 | 6), .. write]),                          // a uint32 past 32 bits
             [.. Field(5, 2, write), .. Field(4, 2, [.. Varint(1 << 3 | 0), .. Varint(5)])],                    // a second body replaces the first

@@ -16,12 +16,13 @@ namespace CspNet.Remote.Internal;
 /// The generated marshaller copies every <c>bytes</c> field into a new <see cref="ByteString"/>:
 /// for a megabyte chunk that is a fresh large-object-heap array per frame, reclaimed only by full
 /// collections, whose page faults and copies cost more than the network on loopback. Here, a frame
-/// whose data is at least <see cref="DefaultPooledThreshold"/> bytes and whose encoding has the
-/// plain shape every protobuf encoder produces (one body, each known field at most once, no
-/// unknown field) is parsed by hand: the data is copied once, out of gRPC's receive buffers, into
-/// an array rented from the pool, which the frame wraps and records in its <c>Rented</c> property.
+/// that is one <c>Chunk</c>, <c>Write</c>, <c>Completed</c> or <c>Reserved</c> whose data field occurs
+/// once with at least <see cref="DefaultPooledThreshold"/> bytes has that data copied once, out of
+/// gRPC's receive buffers, into an array rented from the pool, which the frame wraps and records in
+/// its <c>Rented</c> property; the rest of the frame (a few bytes) goes through the generated parser,
+/// so every other field, including fields added to link.proto later, means what protobuf says.
 /// Whoever consumes the frame returns the array (see <see cref="RentedBuffer"/>). Every other frame,
-/// and every malformed one, goes through the generated parser, so its meaning and its errors
+/// and every malformed one, goes through the generated parser whole, so its meaning and its errors
 /// (<see cref="InvalidProtocolBufferException"/>) are protobuf's own.
 /// </para>
 /// <para>
@@ -37,12 +38,11 @@ internal sealed class LinkMarshaller
 
     private const string ServiceName = "cspnet.link.v1.Link";
 
-    // Wire types (protobuf encoding): a varint, or a length-delimited field.
+    // Wire types (protobuf encoding).
     private const int Varint = 0;
+    private const int Fixed64 = 1;
     private const int LengthDelimited = 2;
-
-    // The highest field number of a data-bearing body (Completed.data = 6).
-    private const int MaxFieldNumber = 6;
+    private const int Fixed32 = 5;
 
     private readonly ArrayPool<byte> _pool;
     private readonly int _pooledThreshold;
@@ -79,128 +79,167 @@ internal sealed class LinkMarshaller
         context.Complete();
     }
 
-    private ClientFrame DeserializeClientFrame(DeserializationContext context) => Deserialize(
-        context,
-        ClientFrame.Parser,
-        home: false,
-        static (body, fields, data) => body == ClientFrame.ChunkFieldNumber
-            ? new ClientFrame { Chunk = new Chunk { OpId = fields[Chunk.OpIdFieldNumber], Data = data } }
-            : new ClientFrame { Write = new Write { Handle = unchecked((uint)fields[Write.HandleFieldNumber]), OpId = fields[Write.OpIdFieldNumber], Data = data } });
+    private ClientFrame DeserializeClientFrame(DeserializationContext context) => Deserialize(context, ClientFrame.Parser, home: false);
 
-    private HomeFrame DeserializeHomeFrame(DeserializationContext context) => Deserialize(
-        context,
-        HomeFrame.Parser,
-        home: true,
-        static (body, fields, data) => body switch
-        {
-            HomeFrame.ChunkFieldNumber => new HomeFrame { Chunk = new Chunk { OpId = fields[Chunk.OpIdFieldNumber], Data = data } },
-            HomeFrame.ReservedFieldNumber => new HomeFrame { Reserved = new Reserved { OpId = fields[Reserved.OpIdFieldNumber], Data = data } },
-            _ => new HomeFrame
-            {
-                Completed = new Completed
-                {
-                    // As protobuf reads int32 and enum fields: the low 32 bits of the varint.
-                    OpId = fields[Completed.OpIdFieldNumber],
-                    Outcome = (Outcome)unchecked((int)fields[Completed.OutcomeFieldNumber]),
-                    Status = unchecked((int)fields[Completed.StatusFieldNumber]),
-                    Count = unchecked((int)fields[Completed.CountFieldNumber]),
-                    Data = data,
-                },
-            },
-        });
+    private HomeFrame DeserializeHomeFrame(DeserializationContext context) => Deserialize(context, HomeFrame.Parser, home: true);
 
     /// <summary>
-    /// A frame of the plain shape with large data is built by <paramref name="build"/> (body field
-    /// number, varint fields by number, the data in a pooled array); any other goes to <paramref name="parser"/>.
+    /// A frame that is one data-bearing body with large data: the generated parser reads the frame
+    /// without its data field (a few bytes: every other field, known, unknown or added to link.proto
+    /// later, means exactly what protobuf says), then the data goes back in, in a pooled array. Any
+    /// other frame goes to <paramref name="parser"/> whole.
     /// </summary>
-    private T Deserialize<T>(DeserializationContext context, MessageParser<T> parser, bool home, Func<int, ReadOnlySpan<ulong>, ByteString, T> build)
+    private T Deserialize<T>(DeserializationContext context, MessageParser<T> parser, bool home)
         where T : IMessage<T>, IPooledFrame
     {
         ReadOnlySequence<byte> payload = context.PayloadAsReadOnlySequence();
-        Span<ulong> fields = stackalloc ulong[MaxFieldNumber + 1];
-        int body = Scan(payload, home, fields, out long dataStart, out int dataLength);
-        if (body == 0)
+        if (!TryFindData(payload, home, out DataField field))
         {
             return parser.ParseFrom(payload);
         }
 
-        byte[] array = _pool.Rent(dataLength);
-        payload.Slice(dataStart, dataLength).CopyTo(array);
-        T frame = build(body, fields, UnsafeByteOperations.UnsafeWrap(array.AsMemory(0, dataLength)));
+        T frame = parser.ParseFrom(WithoutData(payload, field));
+
+        // The body is the oneof's current case (protobuf's reflection: one code path for every kind).
+        if (frame.Descriptor.Oneofs[0].Accessor.GetCaseFieldDescriptor(frame)?.Accessor.GetValue(frame) is not IMessage body)
+        {
+            return parser.ParseFrom(payload); // not reached: the scan found the body
+        }
+
+        byte[] array = _pool.Rent(field.DataLength);
+        payload.Slice(field.DataStart, field.DataLength).CopyTo(array);
+        body.Descriptor.FindFieldByNumber(field.Number).Accessor.SetValue(body, UnsafeByteOperations.UnsafeWrap(array.AsMemory(0, field.DataLength)));
         frame.Rented = new RentedBuffer(_pool, array);
         return frame;
     }
 
     /// <summary>
-    /// The fields of a data-bearing body and where its data lies, when the frame has the plain shape
-    /// this parser handles and data worth pooling; the body's field number, or 0 for "let the
-    /// generated parser do it". Never throws: anything unexpected is the generated parser's to judge.
+    /// Finds the data of a frame whose encoding is exactly one length-delimited body of a kind that
+    /// carries data, running to the end, in which the data field occurs once with at least the
+    /// threshold's bytes. Never throws: anything else (or anything malformed) is the generated
+    /// parser's to judge, on the whole frame.
     /// </summary>
-    private int Scan(ReadOnlySequence<byte> payload, bool home, Span<ulong> fields, out long dataStart, out int dataLength)
+    private bool TryFindData(ReadOnlySequence<byte> payload, bool home, out DataField found)
     {
-        dataStart = 0;
-        dataLength = -1;
+        found = default;
         var reader = new SequenceReader<byte>(payload);
-
-        // The frame: exactly one field, the body, length-delimited and running to the end.
-        if (!TryReadTag(ref reader, out int body, out int wireType) || wireType != LengthDelimited ||
-            !TryReadLength(ref reader, out int bodyLength) || bodyLength != reader.Remaining)
+        if (!TryReadTag(ref reader, out int body, out int wireType) || wireType != LengthDelimited)
         {
-            return 0;
+            return false;
         }
 
-        (int dataField, int varintFields) = BodyShape(home, body);
-        if (dataField == 0)
+        long tagLength = reader.Consumed;
+        int dataField = DataFieldOf(home, body);
+        if (dataField == 0 || !TryReadLength(ref reader, out int bodyLength) || bodyLength != reader.Remaining)
         {
-            return 0;
+            return false;
         }
 
-        int seen = 0;
+        long bodyStart = reader.Consumed;
+        long fieldStart = -1, dataStart = 0;
+        int dataLength = 0;
         while (!reader.End)
         {
-            if (!TryReadTag(ref reader, out int field, out wireType) || field > MaxFieldNumber || (seen & (1 << field)) != 0)
+            long at = reader.Consumed;
+            if (!TryReadTag(ref reader, out int field, out wireType))
             {
-                return 0; // unknown or repeated field: protobuf's merge rules apply
+                return false;
             }
 
-            seen |= 1 << field;
             if (field == dataField && wireType == LengthDelimited)
             {
-                if (!TryReadLength(ref reader, out dataLength) || dataLength > reader.Remaining)
+                if (fieldStart >= 0 || !TryReadLength(ref reader, out dataLength) || dataLength > reader.Remaining)
                 {
-                    return 0;
+                    return false; // twice (protobuf keeps the last), or cut short
                 }
 
+                fieldStart = at;
                 dataStart = reader.Consumed;
                 reader.Advance(dataLength);
             }
-            else if ((varintFields & (1 << field)) != 0 && wireType == Varint)
+            else if (!TrySkip(ref reader, wireType))
             {
-                if (!TryReadVarint(ref reader, out fields[field]))
-                {
-                    return 0;
-                }
-            }
-            else
-            {
-                return 0; // a field this body does not have, or a known field with another wire type
+                return false;
             }
         }
 
-        return dataLength >= _pooledThreshold ? body : 0;
+        if (fieldStart < 0 || dataLength < _pooledThreshold)
+        {
+            return false;
+        }
+
+        found = new DataField(dataField, tagLength, bodyStart, fieldStart, dataStart, dataLength);
+        return true;
     }
 
-    /// <summary>The data field and the varint fields (a bit per field number) of each body that carries data.</summary>
-    private static (int DataField, int VarintFields) BodyShape(bool home, int body) => (home, body) switch
+    /// <summary>The frame's encoding with the data field left out, its body's length written again.</summary>
+    private static byte[] WithoutData(ReadOnlySequence<byte> payload, DataField field)
     {
-        (false, ClientFrame.ChunkFieldNumber) or (true, HomeFrame.ChunkFieldNumber) => (Chunk.DataFieldNumber, 1 << Chunk.OpIdFieldNumber),
-        (false, ClientFrame.WriteFieldNumber) => (Write.DataFieldNumber, (1 << Write.HandleFieldNumber) | (1 << Write.OpIdFieldNumber)),
-        (true, HomeFrame.ReservedFieldNumber) => (Reserved.DataFieldNumber, 1 << Reserved.OpIdFieldNumber),
-        (true, HomeFrame.CompletedFieldNumber) => (
-            Completed.DataFieldNumber,
-            (1 << Completed.OpIdFieldNumber) | (1 << Completed.OutcomeFieldNumber) | (1 << Completed.StatusFieldNumber) | (1 << Completed.CountFieldNumber)),
-        _ => (0, 0),
+        long dataEnd = field.DataStart + field.DataLength;
+        long before = field.FieldStart - field.BodyStart, after = payload.Length - dataEnd;
+        ulong bodyLength = (ulong)(before + after);
+        byte[] bytes = new byte[field.TagLength + VarintLength(bodyLength) + before + after];
+        payload.Slice(0, field.TagLength).CopyTo(bytes);
+        int at = (int)field.TagLength;
+        for (; bodyLength >= 0x80; bodyLength >>= 7)
+        {
+            bytes[at++] = (byte)(bodyLength | 0x80);
+        }
+
+        bytes[at++] = (byte)bodyLength;
+        payload.Slice(field.BodyStart, before).CopyTo(bytes.AsSpan(at));
+        payload.Slice(dataEnd, after).CopyTo(bytes.AsSpan(at + (int)before));
+        return bytes;
+    }
+
+    private static int VarintLength(ulong value)
+    {
+        int length = 1;
+        for (; value >= 0x80; value >>= 7)
+        {
+            length++;
+        }
+
+        return length;
+    }
+
+    /// <summary>The data field of each body that carries a value's bytes, or 0.</summary>
+    private static int DataFieldOf(bool home, int body) => (home, body) switch
+    {
+        (false, ClientFrame.ChunkFieldNumber) or (true, HomeFrame.ChunkFieldNumber) => Chunk.DataFieldNumber,
+        (false, ClientFrame.WriteFieldNumber) => Write.DataFieldNumber,
+        (true, HomeFrame.ReservedFieldNumber) => Reserved.DataFieldNumber,
+        (true, HomeFrame.CompletedFieldNumber) => Completed.DataFieldNumber,
+        _ => 0,
     };
+
+    private static bool TrySkip(ref SequenceReader<byte> reader, int wireType)
+    {
+        switch (wireType)
+        {
+            case Varint:
+                return TryReadVarint(ref reader, out _);
+            case Fixed64:
+                return TryAdvance(ref reader, 8);
+            case LengthDelimited:
+                return TryReadLength(ref reader, out int length) && TryAdvance(ref reader, length);
+            case Fixed32:
+                return TryAdvance(ref reader, 4);
+            default:
+                return false; // groups (deprecated) and invalid wire types
+        }
+    }
+
+    private static bool TryAdvance(ref SequenceReader<byte> reader, long count)
+    {
+        if (reader.Remaining < count)
+        {
+            return false;
+        }
+
+        reader.Advance(count);
+        return true;
+    }
 
     private static bool TryReadTag(ref SequenceReader<byte> reader, out int field, out int wireType)
     {
@@ -239,4 +278,7 @@ internal sealed class LinkMarshaller
 
         return false; // longer than ten bytes: malformed
     }
+
+    /// <summary>Where a frame's body and its data field lie in the payload.</summary>
+    private readonly record struct DataField(int Number, long TagLength, long BodyStart, long FieldStart, long DataStart, int DataLength);
 }
