@@ -89,7 +89,9 @@ internal static partial class Census
             || type.StartsWith("ProcessRunner", StringComparison.Ordinal) || type.Contains("List`1[System.Exception]", StringComparison.Ordinal)
             || type.Contains("AsyncLocal", StringComparison.Ordinal) || type.Contains("TaskCompletionSource", StringComparison.Ordinal) => "Parallel bookkeeping",
         _ when type.StartsWith("System.Threading.Tasks.Task", StringComparison.Ordinal) => "Parallel bookkeeping",
-        _ when type.Contains("LiveGate", StringComparison.Ordinal) || type == "System.Object[]" => "gate / harness",
+        _ when type == "System.Object[]" => "Parallel items (+ gate list)",
+        _ when type == "System.Action" => "Parallel bookkeeping",
+        _ when type.Contains("LiveGate", StringComparison.Ordinal) => "gate / harness",
         _ when type.Contains("ThreadPool", StringComparison.Ordinal) || type.Contains("Concurrent", StringComparison.Ordinal) => "thread-pool queue",
         _ => "other",
     };

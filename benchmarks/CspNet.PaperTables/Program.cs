@@ -337,7 +337,7 @@ internal static class Program
 
         Console.WriteLine();
         PrintTable(
-            ["Processes", "JVMCSP s", "JVMCSP GB", "JVMCSP B/iter", "CspNet s", "create/park/end s", "live GB", "B/iter", "B/process", "peak RSS GB", "RSS/live", "GC pause s", "GCs 0/1/2", "note"],
+            ["Processes", "JVMCSP s", "JVMCSP GB", "JVMCSP B/iter", "CspNet s", "create/park/end s", "CPU s", "live GB", "B/iter", "B/process", "peak RSS GB", "RSS/live", "GC pause s", "GCs 0/1/2", "note"],
             results.Select(r =>
             {
                 (long Processes, double Seconds, double Gb)? paper = s_jvmcsp.Where(p => p.Processes == r.Processes).Select(p => ((long, double, double)?)p).FirstOrDefault();
@@ -349,6 +349,7 @@ internal static class Program
                     paper is { } p3 ? N(p3.Gb * 1e9 / ((p3.Processes - 1) / JvmcspProgram.ProcessesPerIteration)) : "-",
                     N(r.TotalSeconds, 2),
                     $"{N(r.CreateSeconds, 2)}/{N(r.StartToParkedSeconds, 2)}/{N(r.ReleaseToEndSeconds, 2)}",
+                    N(r.CpuSeconds, 2),
                     N(live / 1e9, 2),
                     N(r.BytesPerUnit),
                     N(r.BytesPerProcess, 1),
@@ -360,6 +361,7 @@ internal static class Program
                 ];
             }));
         Console.WriteLine("  JVMCSP GB is the paper's \"Memory Used\" (decimal GB assumed); B/iter divides it by its iterations (processes - 1) / 7.");
+        Console.WriteLine("  CspNet s = create + start to parked + release to end (wall clock); CPU s = this process's CPU time in those phases (all threads, GC included).");
         Console.WriteLine($"  Load average after: {LoadAverage()}");
     }
 
@@ -416,9 +418,9 @@ internal static class Program
         Console.WriteLine();
         Console.WriteLine("  CspNet (this machine):");
         PrintTable(
-            ["Processes", "create s", "to parked s", "to end s", "total s", "GC pause s", "GCs 0/1/2", "live GiB", "B/process", "GC heap GiB", "RSS GiB", "alloc B/proc", "note"],
+            ["Processes", "create s", "to parked s", "to end s", "total s", "CPU s", "GC pause s", "GCs 0/1/2", "live GiB", "B/process", "GC heap GiB", "RSS GiB", "alloc B/proc", "note"],
             results.Select(r => (IReadOnlyList<string>)[
-                N(r.Processes), N(r.CreateSeconds, 2), N(r.StartToParkedSeconds, 2), N(r.ReleaseToEndSeconds, 2), N(r.TotalSeconds, 2),
+                N(r.Processes), N(r.CreateSeconds, 2), N(r.StartToParkedSeconds, 2), N(r.ReleaseToEndSeconds, 2), N(r.TotalSeconds, 2), N(r.CpuSeconds, 2),
                 N(r.GcPauseSeconds, 2), $"{r.Gen0Collections}/{r.Gen1Collections}/{r.Gen2Collections}",
                 N((r.LiveBytesParked - r.LiveBytesBefore) / (double)(1L << 30), 2), N(r.BytesPerProcess, 1),
                 N(r.GcHeapBytesParked / (double)(1L << 30), 2), N(r.WorkingSetParked / (double)(1L << 30), 2),

@@ -545,6 +545,7 @@ internal sealed record LiveResult(
     long PeakWorkingSet,
     long AllocatedBytes,
     double GcPauseSeconds,
+    double CpuSeconds,
     int Gen0Collections,
     int Gen1Collections,
     int Gen2Collections)
@@ -603,6 +604,7 @@ internal static class LiveRunner
         long before = measureMemory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var gc = new GcPhases();
 
+        TimeSpan cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
         var watch = Stopwatch.StartNew();
         var main = new Parallel();
         long created = 0;
@@ -626,15 +628,18 @@ internal static class LiveRunner
 
         double createSeconds = watch.Elapsed.TotalSeconds;
         gc.EndPhase();
+        TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
         long afterCreate = measureMemory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         log?.Invoke($"  created {created:N0} units in {createSeconds:F2} s");
 
         gc.StartPhase();
+        cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
         watch.Restart();
         Task run = main.RunAsync();
         WaitUntilParked(gate, parkingPerUnit * created, run);
         double startSeconds = watch.Elapsed.TotalSeconds;
         gc.EndPhase();
+        cpu += Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
         log?.Invoke($"  all {parkingPerUnit * created:N0} parking processes parked after {startSeconds:F2} s");
 
         long parked = 0;
@@ -651,17 +656,19 @@ internal static class LiveRunner
         GC.KeepAlive(main);
 
         gc.StartPhase();
+        cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
         watch.Restart();
         gate.Open();
         run.GetAwaiter().GetResult();
         double releaseSeconds = watch.Elapsed.TotalSeconds;
         gc.EndPhase();
+        cpu += Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
         long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedStart;
         long peak = PeakWorkingSet();
         log?.Invoke($"  released, all ended after {releaseSeconds:F2} s");
 
         return new LiveResult(units, created, shape.PerUnit, shape.Extra, stoppedForMemory, createSeconds, startSeconds, releaseSeconds,
-            before, afterCreate, parked, heap, workingSet, peak, allocated, gc.Pause.TotalSeconds, gc.Gen0, gc.Gen1, gc.Gen2);
+            before, afterCreate, parked, heap, workingSet, peak, allocated, gc.Pause.TotalSeconds, cpu.TotalSeconds, gc.Gen0, gc.Gen1, gc.Gen2);
     }
 
     /// <summary>Waits until every parking process has reported it is about to park and the thread pool has run dry.</summary>
