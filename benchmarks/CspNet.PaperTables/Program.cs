@@ -488,9 +488,9 @@ internal static class Program
         {
             new[] { "2 x One2OneChannel<int> (everything `new` allocates: channel, its core, its lock...)", N(2 * parts.ChannelBytes) },
             new[] { "process objects (PairWriter + PairReplier)", N(parts.WriterObjectBytes + parts.ReplierObjectBytes) },
-            new[] { "Parallel entries while idle (List<Entry>: 24 B x capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
+            new[] { "Parallel slots while idle (its array: process + task slot, with capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
             new[] { "async state-machine boxes (writer + replier)", N(parts.WriterBoxBytes + parts.ReplierBoxBytes) },
-            new[] { "Parallel per-process run cost (entries copy + RunAsyncProcess box + continuation slot), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
+            new[] { "Parallel per-process run cost (what a run adds: array regrowth, queue, continuation), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
             new[] { "= everything but channel waiters", N(parts.PairBytesWithoutWaiters) },
             new[] { "one AsyncWaiter<int> (kept per channel and direction; typically 2 per pair here: c1's parked writer, c2's cached one)", N(parts.WaiterBytes) },
         };

@@ -1007,8 +1007,8 @@ internal sealed record LiveBreakdown(
         double replierBox = (double)(GC.GetAllocatedBytesForCurrentThread() - start) / count;
         GC.KeepAlive(keep);
 
-        // Parallel's own cost per process: entries while idle, and what a run adds (its copy of the
-        // entries, the wrapper that awaits each process) with processes that allocate nothing.
+        // Parallel's own cost per process: its array slots while idle, and what a run adds, with
+        // processes that allocate nothing.
         var shared = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var idle = new IdleProcess(shared.Task);
         long before = GC.GetTotalMemory(forceFullCollection: true);

@@ -112,6 +112,16 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         }
     }
 
+    /// <summary>
+    /// Creates a parallel of nested parallels (a parallel is both kinds of process, so the other
+    /// two constructors would be ambiguous for them). They run as async processes.
+    /// </summary>
+    /// <param name="processes">The nested parallels.</param>
+    public Parallel(params Parallel[] processes)
+        : this((IAsyncCSPProcess[])processes)
+    {
+    }
+
     /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
     /// <exception cref="ArgumentNullException">The value is null.</exception>
     public CSPThreadPool ThreadPool
