@@ -13,7 +13,7 @@ internal sealed class Options
           --quick              smoke mode: tiny sizes, one repetition (under 20 s)
           --full               the papers' sizes: 500,000 integers per Table 1 run, Table 2 at
                                1,200,000,000 iterations, Table 3 up to 400,000,000 (tens of minutes)
-          --only LIST          tables to run, comma separated: t1,t2,t3,comms,live (default: all)
+          --only LIST          tables to run, comma separated: t1,t2,t3,comms,jvmcsp,live (default: all)
           --reps N             timed repetitions per measurement (default 5; quick 1)
           --live N[,N...]      live-process counts to run (processes, 2 per pair; suffixes K, M, G),
                                e.g. --live 10M or --live 10M,20M (default 2M; quick 20K)
@@ -22,6 +22,11 @@ internal sealed class Options
           --min-free-gib G     memory guard of the live test: stop creating processes when the
                                machine's available memory falls below G GiB (default 3)
           --exchanges K        round trips per live pair (default 2; the gate sits after the first)
+          --jvmcsp N[,N...]    JVMCSP's own program at these JVMCSP-counted process counts (7 per iteration
+                               + main; suffixes K, M, G): default 7M,10.5M,14M (quick: 70K)
+          --jvmcsp-max         also run JVMCSP's program at the largest count that fits in memory
+          --census N           per-type allocation census of JVMCSP's program at N iterations (GC
+                               allocation-tick events), by phase: creation, start to parked
           --help               this text
         """;
 
@@ -40,6 +45,12 @@ internal sealed class Options
     internal double MinFreeGiB { get; private set; } = 3;
 
     internal int Exchanges { get; private set; } = 2;
+
+    internal List<long> JvmcspCounts { get; } = [];
+
+    internal bool JvmcspMax { get; private set; }
+
+    internal long CensusIterations { get; private set; }
 
     internal bool Help { get; private set; }
 
@@ -87,6 +98,21 @@ internal sealed class Options
                     break;
                 case "--exchanges":
                     options.Exchanges = int.Parse(Next(), CultureInfo.InvariantCulture);
+                    break;
+                case "--jvmcsp":
+                    foreach (string count in Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                    {
+                        // 7M means JVMCSP's 7,000,001 (7 per iteration plus main).
+                        long processes = ParseCount(count);
+                        options.JvmcspCounts.Add(processes % 7 == 0 ? processes + 1 : processes);
+                    }
+
+                    break;
+                case "--jvmcsp-max":
+                    options.JvmcspMax = true;
+                    break;
+                case "--census":
+                    options.CensusIterations = ParseCount(Next());
                     break;
                 case "--help" or "-h" or "-?":
                     options.Help = true;

@@ -66,9 +66,19 @@ internal static class Program
                 CommsTimeTable(options);
             }
 
+            if (options.Runs("jvmcsp"))
+            {
+                JvmcspTable(options);
+            }
+
             if (options.Runs("live"))
             {
                 LiveTable(options);
+            }
+
+            if (options.CensusIterations > 0)
+            {
+                Census.Print(options.CensusIterations);
             }
         }
         catch (Exception exception)
@@ -290,11 +300,90 @@ internal static class Program
         (350_000_001, 1235.12, 94.50), (420_000_001, 1443.40, 125.82), (476_000_001, 1800.79, 126.11), (480_900_001, 1801.40, 126.20),
     ];
 
+    private static void JvmcspTable(Options options)
+    {
+        long guard = (long)(options.MinFreeGiB * (1L << 30));
+        Section(
+            "JVMCSP Table 3: JVMCSP's own program: par for { chan c1, c2; par { foo(c1.read, c2.write); bar(c1.write, c2.read) } },\n"
+            + "  foo = par { x = c1r.read(); c2w.write(10) }, bar = par { y = c2r.read(); c1w.write(20) }",
+            "CspNet: the par for is one Parallel; each iteration adds a Parallel of foo and bar, each a Parallel of one read and one write\n"
+            + "(async processes) over the iteration's two One2OneChannel<int>. Processes counted as JVMCSP counts them: 7 per iteration + main.\n"
+            + "To hold every process alive at once (JVMCSP's run queue), each read waits at a shared gate and each write parks holding its value;\n"
+            + "the gate opens once all have reported (its continuation list: 16 B per iteration, included). Live bytes = GC.GetTotalMemory(true)\n"
+            + "while all are parked minus before creating anything; peak RSS = the kernel's VmHWM over the run (reset before it).\n"
+            + $"GC pause = GC.GetTotalPauseDuration() inside the timed phases. Guard: stop creating below {options.MinFreeGiB} GiB available.");
+
+        List<long> processCounts = [.. options.JvmcspCounts];
+        if (processCounts.Count == 0)
+        {
+            processCounts.AddRange(options.Quick ? [70_001] : [7_000_001, 10_500_001, 14_000_001]);
+        }
+
+        var results = new List<LiveResult>();
+        foreach (long processes in processCounts)
+        {
+            results.Add(RunJvmcsp(JvmcspIterations(processes), guard, results));
+        }
+
+        if (options.JvmcspMax)
+        {
+            // The largest count that fits: from the last run's bytes per iteration (or JVMCSP's) plus
+            // 25% for transients and GC headroom; the creation guard stops it if the estimate is short.
+            double perIteration = 1.25 * (results.Count > 0 ? results[^1].BytesPerUnit : 4000);
+            long fitting = (long)((MachineMemory.AvailableBytes() - guard) / perIteration);
+            Console.WriteLine($"  --jvmcsp-max: about {N(perIteration)} B per iteration with headroom: {N(fitting)} iterations ({N((7 * fitting) + 1)} processes) fit now");
+            results.Add(RunJvmcsp(fitting, guard, results));
+        }
+
+        Console.WriteLine();
+        PrintTable(
+            ["Processes", "JVMCSP s", "JVMCSP GB", "JVMCSP B/iter", "CspNet s", "create/park/end s", "CPU s", "live GB", "B/iter", "B/process", "peak RSS GB", "RSS/live", "GC pause s", "GCs 0/1/2", "note"],
+            results.Select(r =>
+            {
+                (long Processes, double Seconds, double Gb)? paper = s_jvmcsp.Where(p => p.Processes == r.Processes).Select(p => ((long, double, double)?)p).FirstOrDefault();
+                double live = r.LiveBytesParked - r.LiveBytesBefore;
+                return (IReadOnlyList<string>)[
+                    N(r.Processes),
+                    paper is { } p1 ? N(p1.Seconds, 2) : "-",
+                    paper is { } p2 ? N(p2.Gb, 2) : "-",
+                    paper is { } p3 ? N(p3.Gb * 1e9 / ((p3.Processes - 1) / JvmcspProgram.ProcessesPerIteration)) : "-",
+                    N(r.TotalSeconds, 2),
+                    $"{N(r.CreateSeconds, 2)}/{N(r.StartToParkedSeconds, 2)}/{N(r.ReleaseToEndSeconds, 2)}",
+                    N(r.CpuSeconds, 2),
+                    N(live / 1e9, 2),
+                    N(r.BytesPerUnit),
+                    N(r.BytesPerProcess, 1),
+                    N(r.PeakWorkingSet / 1e9, 2),
+                    N(r.PeakWorkingSet / live, 2),
+                    N(r.GcPauseSeconds, 2),
+                    $"{r.Gen0Collections}/{r.Gen1Collections}/{r.Gen2Collections}",
+                    r.StoppedForMemory ? $"stopped by the memory guard (asked {N(r.ProcessesRequested)})" : "",
+                ];
+            }));
+        Console.WriteLine("  JVMCSP GB is the paper's \"Memory Used\" (decimal GB assumed); B/iter divides it by its iterations (processes - 1) / 7.");
+        Console.WriteLine("  CspNet s = create + start to parked + release to end (wall clock); CPU s = this process's CPU time in those phases (all threads, GC included).");
+        Console.WriteLine($"  Load average after: {LoadAverage()}");
+    }
+
+    /// <summary>Iterations of the par for that make <paramref name="processes"/> JVMCSP-counted processes (7 per iteration + main).</summary>
+    private static long JvmcspIterations(long processes) => Math.Max(1, (processes - 1) / JvmcspProgram.ProcessesPerIteration);
+
+    private static LiveResult RunJvmcsp(long iterations, long guard, List<LiveResult> earlier)
+    {
+        // What an iteration allocates once running, for the memory guard: half of the last measured
+        // live bytes (creation is the other half), or a generous default before any measurement.
+        double running = earlier.Count > 0 ? 0.6 * earlier[^1].BytesPerUnit : 2500;
+        Console.WriteLine($"  running {N(iterations)} iterations = {N((JvmcspProgram.ProcessesPerIteration * iterations) + 1)} processes (available memory {FormatGiB(MachineMemory.AvailableBytes())}, load {LoadAverage()})");
+        LiveResult result = JvmcspProgram.Run(iterations, measureMemory: true, guard, running, message => Console.WriteLine(message));
+        ReleaseMemory();
+        return result;
+    }
+
     private static void LiveTable(Options options)
     {
         long guard = (long)(options.MinFreeGiB * (1L << 30));
         Section(
-            "JVMCSP Table 3: live processes: pairs of async processes exchanging over two One2OneChannel<int>",
+            "JVMCSP Table 3, simpler shape: live processes: pairs of async processes exchanging over two One2OneChannel<int>",
             $"Each pair: A writes to B on c1, B writes back on c2, {options.Exchanges} time(s); after the first exchange every B waits at a shared gate and\n"
             + "every A parks on its next write, so all processes are alive and parked at once. Then the gate opens and all finish.\n"
             + "Live bytes = GC.GetTotalMemory(true) while all are parked minus before creating anything (managed heap only; the full\n"
@@ -329,14 +418,14 @@ internal static class Program
         Console.WriteLine();
         Console.WriteLine("  CspNet (this machine):");
         PrintTable(
-            ["Processes", "create s", "to parked s", "to end s", "total s", "GC pause s", "GCs 0/1/2", "live GiB", "B/process", "GC heap GiB", "RSS GiB", "alloc B/proc", "note"],
+            ["Processes", "create s", "to parked s", "to end s", "total s", "CPU s", "GC pause s", "GCs 0/1/2", "live GiB", "B/process", "GC heap GiB", "RSS GiB", "alloc B/proc", "note"],
             results.Select(r => (IReadOnlyList<string>)[
-                N(r.Processes), N(r.CreateSeconds, 2), N(r.StartToParkedSeconds, 2), N(r.ReleaseToEndSeconds, 2), N(r.TotalSeconds, 2),
+                N(r.Processes), N(r.CreateSeconds, 2), N(r.StartToParkedSeconds, 2), N(r.ReleaseToEndSeconds, 2), N(r.TotalSeconds, 2), N(r.CpuSeconds, 2),
                 N(r.GcPauseSeconds, 2), $"{r.Gen0Collections}/{r.Gen1Collections}/{r.Gen2Collections}",
                 N((r.LiveBytesParked - r.LiveBytesBefore) / (double)(1L << 30), 2), N(r.BytesPerProcess, 1),
                 N(r.GcHeapBytesParked / (double)(1L << 30), 2), N(r.WorkingSetParked / (double)(1L << 30), 2),
                 N(r.AllocatedBytes / (double)r.Processes, 0),
-                r.StoppedForMemory ? $"stopped by the memory guard (asked {N(2 * r.PairsRequested)})" : "",
+                r.StoppedForMemory ? $"stopped by the memory guard (asked {N(r.ProcessesRequested)})" : "",
             ]));
 
         PrintBreakdown(parts, results.Count > 0 ? results[^1] : null);
@@ -399,13 +488,13 @@ internal static class Program
         {
             new[] { "2 x One2OneChannel<int> (everything `new` allocates: channel, its core, its lock...)", N(2 * parts.ChannelBytes) },
             new[] { "process objects (PairWriter + PairReplier)", N(parts.WriterObjectBytes + parts.ReplierObjectBytes) },
-            new[] { "Parallel entries while idle (List<Entry>: 24 B x capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
+            new[] { "Parallel slots while idle (its array: process + task slot, with capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
             new[] { "async state-machine boxes (writer + replier)", N(parts.WriterBoxBytes + parts.ReplierBoxBytes) },
-            new[] { "Parallel per-process run cost (entries copy + RunAsyncProcess box + continuation slot), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
+            new[] { "Parallel per-process run cost (what a run adds: array regrowth, queue, continuation), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
             new[] { "= everything but channel waiters", N(parts.PairBytesWithoutWaiters) },
             new[] { "one AsyncWaiter<int> (kept per channel and direction; typically 2 per pair here: c1's parked writer, c2's cached one)", N(parts.WaiterBytes) },
         };
-        if (run is not null && run.Pairs > 0)
+        if (run is not null && run.Units > 0)
         {
             double measured = 2 * run.BytesPerProcess;
             double waiters = measured - parts.PairBytesWithoutWaiters;

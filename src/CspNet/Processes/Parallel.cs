@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
@@ -38,13 +39,45 @@ namespace CspNet;
 /// It is itself a process of both kinds, so parallels nest.
 /// </para>
 /// <para>Thread-safety: processes may be added from any thread, but not while a run is in progress.</para>
+/// <para>
+/// Cost: a parallel is one object and one array (its processes, and a slot per process for the
+/// task of a running async process). A run allocates nothing per process: async processes are
+/// started by queuing the parallel itself to the thread pool once per process, each start taking
+/// the next one, and their tasks are watched through one delegate per parallel. A nested
+/// parallel is started directly by its parent and reports its end and its exceptions to it,
+/// without a task of its own. Only a run started by <see cref="RunAsync"/> allocates a task.
+/// </para>
 /// </remarks>
-public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
+public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkItem
 {
-    private readonly List<Entry> _processes = [];
-    private readonly Lock _lock = new();
-    private bool _running;
-    private CSPThreadPool _threadPool = CSPThreadPool.Default;
+    // _state values.
+    private const int Idle = 0;
+    private const int Running = 1;
+
+    private static readonly object?[] s_empty = [];
+    private static readonly ContextCallback s_startNextInContext = static state => ((Parallel)state!).StartNextAsyncProcess();
+
+    // Processes in [0, _count): an IAsyncCSPProcess, a nested Parallel, or a ThreadEntry. While a
+    // run is in progress, slot _count + i holds the task of async process i until the run ends
+    // (so the array is at least 2 x _count long then). Adds lock the array itself (see LockItems),
+    // which saves a lock object per parallel: a program may hold millions of parallels.
+    private object?[] _items = s_empty;
+    private int _count;
+    private int _state;
+
+    // Processes of the current run that have not ended; the next index a pool start takes.
+    private int _remaining;
+    private int _nextToStart;
+
+    // During a run: the parent Parallel of a nested run, or the RootRun of a run started by RunAsync.
+    private object? _owner;
+
+    // Counts one async process down when its task completes; made on first need, kept for later runs.
+    private Action? _onProcessEnded;
+
+    // A pool other than CSPThreadPool.Default, kept outside the object: few parallels set one,
+    // and a field would cost every parallel 8 bytes (the object would grow from 56 to 64).
+    private static readonly ConditionalWeakTable<Parallel, CSPThreadPool> s_threadPools = new();
 
     /// <summary>Creates an empty parallel; add processes with <c>AddProcess</c>.</summary>
     public Parallel()
@@ -56,9 +89,11 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     public Parallel(params ICSPProcess[] processes)
     {
         ArgumentNullException.ThrowIfNull(processes);
+        _items = new object?[2 * processes.Length];
         foreach (ICSPProcess process in processes)
         {
-            AddProcess(process);
+            ArgumentNullException.ThrowIfNull(process);
+            _items[_count++] = ThreadItem(process, ThreadPriority.Normal);
         }
     }
 
@@ -67,31 +102,36 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     public Parallel(params IAsyncCSPProcess[] processes)
     {
         ArgumentNullException.ThrowIfNull(processes);
+
+        // Room for the tasks too, so that a run never has to grow the array.
+        _items = new object?[2 * processes.Length];
         foreach (IAsyncCSPProcess process in processes)
         {
-            AddProcess(process);
+            ArgumentNullException.ThrowIfNull(process);
+            _items[_count++] = process;
         }
+    }
+
+    /// <summary>
+    /// Creates a parallel of nested parallels (a parallel is both kinds of process, so the other
+    /// two constructors would be ambiguous for them). They run as async processes.
+    /// </summary>
+    /// <param name="processes">The nested parallels.</param>
+    public Parallel(params Parallel[] processes)
+        : this((IAsyncCSPProcess[])processes)
+    {
     }
 
     /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
     /// <exception cref="ArgumentNullException">The value is null.</exception>
     public CSPThreadPool ThreadPool
     {
-        get => _threadPool;
-        set => _threadPool = value ?? throw new ArgumentNullException(nameof(value), "Pass a CSPThreadPool, for example CSPThreadPool.Default.");
+        get => s_threadPools.TryGetValue(this, out CSPThreadPool? pool) ? pool : CSPThreadPool.Default;
+        set => s_threadPools.AddOrUpdate(this, value ?? throw new ArgumentNullException(nameof(value), "Pass a CSPThreadPool, for example CSPThreadPool.Default."));
     }
 
     /// <summary>Number of processes in the parallel.</summary>
-    public int Count
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _processes.Count;
-            }
-        }
-    }
+    public int Count => Volatile.Read(ref _count);
 
     /// <summary>Adds a thread process, run at normal priority.</summary>
     /// <param name="process">The process.</param>
@@ -103,9 +143,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     public void AddProcess(ICSPProcess process, ThreadPriority priority)
     {
         ArgumentNullException.ThrowIfNull(process);
-
-        // A nested parallel only waits for its children: run it without tying up a thread.
-        Add(process is Parallel nested ? new Entry(null, nested, priority) : new Entry(process, null, priority));
+        Add(ThreadItem(process, priority));
     }
 
     /// <summary>Adds an async process.</summary>
@@ -113,7 +151,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     public void AddProcess(IAsyncCSPProcess process)
     {
         ArgumentNullException.ThrowIfNull(process);
-        Add(new Entry(null, process, ThreadPriority.Normal));
+        Add(process);
     }
 
     /// <summary>Adds a nested parallel; it runs as an async process, holding no thread of its own.</summary>
@@ -121,7 +159,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     public void AddProcess(Parallel process)
     {
         ArgumentNullException.ThrowIfNull(process);
-        Add(new Entry(null, process, ThreadPriority.Normal));
+        Add(process);
     }
 
     /// <summary>
@@ -134,7 +172,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
         where TProcess : ICSPProcess, IAsyncCSPProcess
     {
         ArgumentNullException.ThrowIfNull(process);
-        Add(new Entry(null, process, ThreadPriority.Normal));
+        Add(process);
     }
 
     /// <summary>Adds a thread process given as a delegate.</summary>
@@ -193,193 +231,403 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public Task RunAsync(CancellationToken cancellationToken = default)
     {
-        Entry[] processes;
-        CSPThreadPool pool = _threadPool;
-        lock (_lock)
+        if (!TryBeginRun(out bool empty))
         {
-            if (_running)
-            {
-                throw new InvalidOperationException("This Parallel is already running; wait for the run to end, or create another Parallel.");
-            }
-
-            if (_processes.Count == 0)
-            {
-                return Task.CompletedTask;
-            }
-
-            processes = [.. _processes];
-            if (Array.Exists(processes, static entry => entry.Thread is not null))
-            {
-                // Refused before anything starts, so that no process of a half-started run is left behind.
-                pool.ThrowIfDisposed();
-            }
-
-            _running = true;
+            throw AlreadyRunning();
         }
 
-        var run = new ParallelRun(processes.Length, this, RunContexts.Capture(), cancellationToken);
-        foreach (Entry entry in processes)
+        if (empty)
         {
-            if (entry.Thread is { } threadProcess)
-            {
-                try
-                {
-                    pool.Start(() => run.RunThreadProcess(threadProcess), run.ProcessEnded, entry.Priority);
-                }
-                catch (ObjectDisposedException exception)
-                {
-                    // The pool was disposed after the check above: this process cannot start.
-                    run.AddError(exception);
-                    run.ProcessEnded();
-                }
-            }
-            else
-            {
-                run.StartAsyncProcess(entry.Async!);
-            }
+            return Task.CompletedTask;
         }
 
-        return run.Completion;
+        var root = new RootRun(RunContexts.CaptureForAsyncProcesses(), cancellationToken);
+        _owner = root;
+        StartAll(root);
+        return root.Task;
     }
 
     Task IAsyncCSPProcess.RunAsync(CancellationToken cancellationToken) => RunAsync(cancellationToken);
 
-    private void Add(Entry entry)
+    /// <summary>
+    /// Starts the next async process of the current run: a parallel queues itself to the thread
+    /// pool once per async process (an implementation detail; calling it does nothing useful).
+    /// </summary>
+    void IThreadPoolWorkItem.Execute()
     {
-        lock (_lock)
+        if (_owner is not null)
         {
-            if (_running)
+            ExecutionContext.Run(Root.AsyncContext, s_startNextInContext, this);
+        }
+    }
+
+    private static object ThreadItem(ICSPProcess process, ThreadPriority priority) =>
+        // A nested parallel only waits for its children: run it without tying up a thread.
+        process is Parallel nested ? nested : new ThreadEntry(process, priority);
+
+    private static InvalidOperationException AlreadyRunning() =>
+        new("This Parallel is already running; wait for the run to end, or create another Parallel.");
+
+    /// <summary>The run started by <see cref="RunAsync"/> that this run is part of.</summary>
+    private RootRun Root
+    {
+        get
+        {
+            object? owner = _owner;
+            while (owner is Parallel parent)
+            {
+                owner = parent._owner;
+            }
+
+            return (RootRun)owner!;
+        }
+    }
+
+    /// <summary>
+    /// Locks the process array. It is replaced only while locked, so a locker that finds it
+    /// replaced meanwhile retries on the new one (at most once per growth).
+    /// </summary>
+    private object?[] LockItems()
+    {
+        while (true)
+        {
+            object?[] items = Volatile.Read(ref _items);
+            Monitor.Enter(items);
+            if (ReferenceEquals(items, _items))
+            {
+                return items;
+            }
+
+            Monitor.Exit(items);
+        }
+    }
+
+    private void Add(object item)
+    {
+        object?[] items = LockItems();
+        try
+        {
+            if (_state != Idle)
             {
                 throw new InvalidOperationException("Processes cannot be added to a Parallel while it runs.");
             }
 
-            _processes.Add(entry);
-        }
-    }
-
-    private void EndRun()
-    {
-        lock (_lock)
-        {
-            _running = false;
-        }
-    }
-
-    private readonly record struct Entry(ICSPProcess? Thread, IAsyncCSPProcess? Async, ThreadPriority Priority);
-
-    /// <summary>Book-keeping of one run: counts processes down and gathers their exceptions.</summary>
-    private sealed class ParallelRun(int count, Parallel owner, RunContexts contexts, CancellationToken cancellationToken)
-    {
-        private static readonly ContextCallback s_runThreadProcess = static state => ((ICSPProcess)state!).Run();
-
-        private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        private readonly List<Exception> _errors = [];
-        private readonly RunContexts _contexts = contexts;
-        private int _remaining = count;
-
-        internal Task Completion => _completion.Task;
-
-        internal void RunThreadProcess(ICSPProcess process)
-        {
-            try
+            if (_count == items.Length)
             {
-                // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
-                // restores the pool thread's own context afterwards, so nothing the process set
-                // is seen by the next process on this thread.
-                ExecutionContext.Run(_contexts.ThreadProcesses, s_runThreadProcess, process);
+                var grown = new object?[Math.Max(4, 2 * items.Length)];
+                Array.Copy(items, grown, _count);
+                Volatile.Write(ref _items, grown);
             }
+
+            _items[_count] = item;
+            Volatile.Write(ref _count, _count + 1);
+        }
+        finally
+        {
+            Monitor.Exit(items);
+        }
+    }
+
+    /// <summary>Marks the parallel running and makes room for the tasks; false if it runs already.</summary>
+    private bool TryBeginRun(out bool empty)
+    {
+        object?[] items = LockItems();
+        try
+        {
+            empty = _count == 0;
+            if (_state != Idle)
+            {
+                return false;
+            }
+
+            if (empty)
+            {
+                return true;
+            }
+
+            if (items.Length < 2 * _count)
+            {
+                var grown = new object?[2 * _count];
+                Array.Copy(items, grown, _count);
+                Volatile.Write(ref _items, grown);
+            }
+
+            if (HasThreadProcesses())
+            {
+                // Refused before anything starts, so that no process of a half-started run is left behind.
+                ThreadPool.ThrowIfDisposed();
+            }
+
+            _state = Running;
+            _remaining = _count;
+            _nextToStart = 0;
+            return true;
+        }
+        finally
+        {
+            Monitor.Exit(items);
+        }
+    }
+
+    private bool HasThreadProcesses()
+    {
+        for (int i = 0; i < _count; i++)
+        {
+            if (_items[i] is ThreadEntry)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Starts every process: thread processes on the pool, nested parallels here (they only
+    /// start their own processes), async processes by queuing this parallel once for each, so that
+    /// a process that computes before its first await does not serialise the others.
+    /// </summary>
+    private void StartAll(RootRun root)
+    {
+        // Read once: the last start may let the run end, and the parallel be run again, before the loop ends.
+        object?[] items = _items;
+        int count = _count;
+        ExecutionContext? threadContext = null;
+        CSPThreadPool? pool = null;
+        for (int i = 0; i < count; i++)
+        {
+            switch (items[i])
+            {
+                case ThreadEntry thread:
+                    threadContext ??= root.ThreadContext;
+                    pool ??= ThreadPool;
+                    StartThreadProcess(thread, threadContext, pool);
+                    break;
+                case Parallel nested:
+                    StartNested(nested, root);
+                    break;
+                default:
+                    System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+                    break;
+            }
+        }
+    }
+
+    private void StartThreadProcess(ThreadEntry thread, ExecutionContext context, CSPThreadPool pool)
+    {
+        try
+        {
+            pool.Start(() => RunThreadProcess(thread.Process, context), OnProcessEnded, thread.Priority);
+        }
+        catch (ObjectDisposedException exception)
+        {
+            // The pool was disposed after the check in TryBeginRun: this process cannot start.
+            AddError(exception);
+            ProcessEnded();
+        }
+    }
+
+    private void RunThreadProcess(ICSPProcess process, ExecutionContext context)
+    {
+        try
+        {
+            // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
+            // restores the pool thread's own context afterwards, so nothing the process set
+            // is seen by the next process on this thread.
+            ExecutionContext.Run(context, static state => ((ICSPProcess)state!).Run(), process);
+        }
 #pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
-            catch (Exception exception)
+        catch (Exception exception)
 #pragma warning restore CA1031
+        {
+            AddError(exception);
+        }
+    }
+
+    /// <summary>Starts a nested parallel as part of this run: it reports its end and its exceptions here.</summary>
+    private void StartNested(Parallel nested, RootRun root)
+    {
+        if (!nested.TryBeginRun(out bool empty))
+        {
+            AddError(AlreadyRunning());
+            ProcessEnded();
+            return;
+        }
+
+        if (empty)
+        {
+            ProcessEnded();
+            return;
+        }
+
+        nested._owner = this;
+        nested.StartAll(root);
+    }
+
+    /// <summary>Starts the next async process; runs on a pool thread, in the run's context for async processes.</summary>
+    private void StartNextAsyncProcess()
+    {
+        object?[] items = _items;
+        int count = _count;
+        int index;
+        do
+        {
+            // Thread processes and nested parallels were started by StartAll: skip them.
+            index = Interlocked.Increment(ref _nextToStart) - 1;
+            if (index >= count)
+            {
+                return;
+            }
+        }
+        while (items[index] is ThreadEntry or Parallel);
+
+        var process = (IAsyncCSPProcess)items[index]!;
+        Task task;
+        try
+        {
+            task = process.RunAsync(Root.Token) ?? throw NullTaskError(process);
+        }
+#pragma warning disable CA1031 // Collected and rethrown by Run.
+        catch (Exception exception)
+#pragma warning restore CA1031
+        {
+            AddError(exception);
+            ProcessEnded();
+            return;
+        }
+
+        if (task.IsCompleted)
+        {
+            AddErrors(task);
+            ProcessEnded();
+            return;
+        }
+
+        // The task is looked at again only when the whole run has ended (see Finish), so one
+        // delegate serves every process of this parallel.
+        items[count + index] = task;
+        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnProcessEnded);
+    }
+
+    private Action OnProcessEnded => _onProcessEnded ?? Interlocked.CompareExchange(ref _onProcessEnded, ProcessEnded, null) ?? _onProcessEnded;
+
+    private void ProcessEnded()
+    {
+        if (Interlocked.Decrement(ref _remaining) == 0)
+        {
+            Finish();
+        }
+    }
+
+    /// <summary>Every process has ended: collects the async processes' exceptions and reports the end.</summary>
+    private void Finish()
+    {
+        object?[] items = _items;
+        int count = _count;
+        for (int i = count; i < 2 * count; i++)
+        {
+            if (items[i] is Task task)
+            {
+                items[i] = null;
+                AddErrors(task);
+            }
+        }
+
+        object? owner = _owner;
+        _owner = null;
+
+        // From here on the parallel may be run again.
+        Volatile.Write(ref _state, Idle);
+        if (owner is Parallel parent)
+        {
+            parent.ProcessEnded();
+        }
+        else
+        {
+            ((RootRun)owner!).Complete();
+        }
+    }
+
+    /// <summary>The exceptions of a completed process task: all those it holds, as a nested Parallel holds several.</summary>
+    private void AddErrors(Task task)
+    {
+        if (task.IsFaulted)
+        {
+            foreach (Exception exception in task.Exception!.InnerExceptions)
             {
                 AddError(exception);
             }
         }
-
-        internal void StartAsyncProcess(IAsyncCSPProcess process) =>
-            // Start on the thread pool so that a process that computes before its first await
-            // does not run to completion on the caller's thread, serialising the others.
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(new AsyncProcessStart(this, process), preferLocal: false);
-
-        internal void ProcessEnded()
+        else if (task.IsCanceled)
         {
-            if (Interlocked.Decrement(ref _remaining) != 0)
-            {
-                return;
-            }
+            // What awaiting it would throw.
+            AddError(new TaskCanceledException(task));
+        }
+    }
 
-            // Every process has ended, so every error has been added: no lock needed.
-            owner.EndRun();
-            if (_errors.Count == 0)
+    private void AddError(Exception exception) => Root.AddError(exception);
+
+    private static InvalidOperationException NullTaskError(IAsyncCSPProcess process)
+    {
+        string name = process is AsyncDelegateProcess body
+            ? $"The async process delegate {body.Name}"
+            : $"The async process {process.GetType().FullName}";
+        return new InvalidOperationException(
+            $"{name} returned null from RunAsync. An async process must return a Task: " +
+            "make RunAsync an async method, or return Task.CompletedTask when it has nothing to do.");
+    }
+
+    /// <summary>A thread process and the priority of its thread.</summary>
+    private sealed class ThreadEntry(ICSPProcess process, ThreadPriority priority)
+    {
+        internal ICSPProcess Process { get; } = process;
+
+        internal ThreadPriority Priority { get; } = priority;
+    }
+
+    /// <summary>
+    /// What a run started by <see cref="RunAsync"/> shares with its nested parallels: contexts,
+    /// token, every exception of the whole tree (they are never nested), and the task.
+    /// </summary>
+    private sealed class RootRun(ExecutionContext asyncContext, CancellationToken token)
+        : TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    {
+        private List<Exception>? _errors;
+        private ExecutionContext? _threadContext;
+
+        internal ExecutionContext AsyncContext { get; } = asyncContext;
+
+        internal CancellationToken Token { get; } = token;
+
+        /// <summary>The context for thread processes, derived on first need (most runs have none).</summary>
+        internal ExecutionContext ThreadContext =>
+            _threadContext ?? Interlocked.CompareExchange(ref _threadContext, RunContexts.ForThreadProcesses(AsyncContext), null) ?? _threadContext;
+
+        internal void AddError(Exception exception)
+        {
+            List<Exception> errors = _errors ?? Interlocked.CompareExchange(ref _errors, [], null) ?? _errors;
+            lock (errors)
             {
-                _completion.SetResult();
+                errors.Add(exception);
             }
-            else if (cancellationToken.IsCancellationRequested && _errors.TrueForAll(static e => e is OperationCanceledException))
+        }
+
+        /// <summary>Every process of the tree has ended, so every error has been added: no lock needed.</summary>
+        internal void Complete()
+        {
+            if (_errors is not { } errors)
             {
-                _completion.SetCanceled(cancellationToken);
+                SetResult();
+            }
+            else if (Token.IsCancellationRequested && errors.TrueForAll(static e => e is OperationCanceledException))
+            {
+                SetCanceled(Token);
             }
             else
             {
                 // Each exception directly in the task's AggregateException, as Task.WhenAll does.
-                _completion.SetException(_errors);
+                SetException(errors);
             }
-        }
-
-        internal void AddError(Exception exception)
-        {
-            lock (_errors)
-            {
-                _errors.Add(exception);
-            }
-        }
-
-        private async Task RunAsyncProcess(IAsyncCSPProcess process)
-        {
-            Task? task = null;
-            try
-            {
-                task = process.RunAsync(cancellationToken) ?? throw NullTaskError(process);
-                await task.ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // Collected and rethrown by Run.
-            catch (Exception exception)
-#pragma warning restore CA1031
-            {
-                if (task is { Exception: { } taskError })
-                {
-                    // await rethrew only the first; a nested Parallel (or Task.WhenAll) holds more.
-                    lock (_errors)
-                    {
-                        _errors.AddRange(taskError.InnerExceptions);
-                    }
-                }
-                else
-                {
-                    AddError(exception);
-                }
-            }
-
-            ProcessEnded();
-        }
-
-        private static InvalidOperationException NullTaskError(IAsyncCSPProcess process)
-        {
-            string name = process is AsyncDelegateProcess body
-                ? $"The async process delegate {body.Name}"
-                : $"The async process {process.GetType().FullName}";
-            return new InvalidOperationException(
-                $"{name} returned null from RunAsync. An async process must return a Task: " +
-                "make RunAsync an async method, or return Task.CompletedTask when it has nothing to do.");
-        }
-
-        /// <summary>Starts one async process on the thread pool, in the run's context for async processes.</summary>
-        private sealed class AsyncProcessStart(ParallelRun run, IAsyncCSPProcess process) : IThreadPoolWorkItem
-        {
-            private static readonly ContextCallback s_start = static state => ((AsyncProcessStart)state!).Start();
-
-            public void Execute() => ExecutionContext.Run(run._contexts.AsyncProcesses, s_start, this);
-
-            private void Start() => _ = run.RunAsyncProcess(process);
         }
     }
 }

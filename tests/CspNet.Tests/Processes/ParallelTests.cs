@@ -375,6 +375,89 @@ public class ParallelTests
         Assert.Equal(2, runs);
     }
 
+    [Fact(Timeout = 30000)]
+    public async Task RunAsync_SameNestedParallelTwiceInOneRun_SecondStartFailsAndTheFirstRuns()
+    {
+        int runs = 0;
+        var nested = new Parallel();
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        nested.AddProcess(async _ =>
+        {
+            Interlocked.Increment(ref runs);
+            await gate.Task;
+        });
+        var outer = new Parallel();
+        outer.AddProcess(nested);
+        outer.AddProcess(nested);
+
+        Task run = outer.RunAsync();
+        gate.SetResult();
+        Exception error = await Assert.ThrowsAnyAsync<Exception>(() => run);
+
+        Assert.IsType<InvalidOperationException>(Assert.Single(run.Exception!.InnerExceptions));
+        Assert.Same(error, run.Exception.InnerExceptions[0]);
+        Assert.Equal(1, runs);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task RunAsync_NestedParallelRunningOnItsOwn_OuterRunGetsInvalidOperationException()
+    {
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var nested = new Parallel();
+        nested.AddProcess(_ => gate.Task);
+        var outer = new Parallel();
+        outer.AddProcess(nested);
+        outer.AddProcess(_ => Task.CompletedTask);
+
+        Task alone = nested.RunAsync();
+        Task run = outer.RunAsync();
+
+        await Assert.ThrowsAsync<InvalidOperationException>(() => run);
+        Assert.False(alone.IsCompleted);
+        gate.SetResult();
+        await alone;
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task RunAsync_NestedTreeRunTwice_RunsEveryLeafEachTimeAndNestedParallelsCanRunAlone()
+    {
+        int runs = 0;
+        var leaves = new Parallel[3];
+        var outer = new Parallel();
+        for (int i = 0; i < leaves.Length; i++)
+        {
+            leaves[i] = new Parallel(new CountingProcess(() => Interlocked.Increment(ref runs)), new CountingProcess(() => Interlocked.Increment(ref runs)));
+            outer.AddProcess(new Parallel(leaves[i], new Parallel()));
+        }
+
+        await outer.RunAsync();
+        await outer.RunAsync();
+        await leaves[1].RunAsync();
+
+        Assert.Equal((2 * 6) + 2, runs);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task RunAsync_ProcessEndsBeforeAwaiting_CountsOnceAndRunEnds()
+    {
+        // A process whose task is complete when RunAsync returns ends without a continuation.
+        int runs = 0;
+        var parallel = new Parallel(new CountingProcess(() => Interlocked.Increment(ref runs)), new CountingProcess(() => Interlocked.Increment(ref runs)));
+
+        await parallel.RunAsync();
+
+        Assert.Equal(2, runs);
+    }
+
+    private sealed class CountingProcess(Action count) : IAsyncCSPProcess
+    {
+        public Task RunAsync(CancellationToken cancellationToken)
+        {
+            count();
+            return Task.CompletedTask;
+        }
+    }
+
     // ---- Arguments ----
 
     [Fact]

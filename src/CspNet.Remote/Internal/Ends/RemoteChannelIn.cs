@@ -99,11 +99,19 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     private async ValueTask<T> ReadRemoteAsync(CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
-        PendingOp op = link.Begin();
+        PendingOp op = link.Begin(reads: true);
         link.Send(new ClientFrame { Read = new Read { Handle = handle, OpId = op.Id } });
         Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
-        completion.ThrowIfFailed($"Reading from '{name}'", cancellationToken);
-        return codec.Read(completion.Value);
+        try
+        {
+            completion.ThrowIfFailed($"Reading from '{name}'", cancellationToken);
+            return codec.Read(completion.Value);
+        }
+        finally
+        {
+            // The value may live in pooled arrays: decoded, they go back.
+            completion.ReleaseValue();
+        }
     }
 
     public override void Poison() => link.Poison(handle);
@@ -249,6 +257,10 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             {
                 link.Settle(op.Id, accept: false);
                 throw;
+            }
+            finally
+            {
+                op.ReleaseReserved(); // decoded: its pooled arrays go back
             }
 
             if (cancellationToken.IsCancellationRequested)

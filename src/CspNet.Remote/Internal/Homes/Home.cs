@@ -57,6 +57,10 @@ internal abstract class Home
 /// <summary>One remote end attached to a <see cref="Home"/>; its operations run on the home's construct.</summary>
 internal abstract class HomeEnd
 {
+    /// <summary>
+    /// Writes the value <paramref name="value"/> encodes. The bytes may live in pooled arrays that
+    /// the caller returns as soon as this method returns: decode them before the first await.
+    /// </summary>
     internal virtual Task<OpResult> WriteAsync(ReadOnlySequence<byte> value, CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation("write"));
 
     internal virtual Task<OpResult> ReadAsync(CancellationToken cancellationToken) => Task.FromResult(OpResult.WrongOperation("read"));

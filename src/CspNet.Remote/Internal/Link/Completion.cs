@@ -8,8 +8,15 @@ using Grpc.Core;
 namespace CspNet.Remote.Internal;
 
 /// <summary>What the home answered for one operation (or that the link was lost first).</summary>
-internal readonly record struct Completion(Outcome Outcome, StatusCode Status, string Message, int Count, ReadOnlySequence<byte> Value, Exception? Lost)
+/// <remarks>
+/// A read's <see cref="Value"/> may live in pooled arrays (<see cref="Parts"/>): the reader decodes
+/// it, then calls <see cref="ReleaseValue"/>, and reads it no more.
+/// </remarks>
+internal readonly record struct Completion(Outcome Outcome, StatusCode Status, string Message, int Count, ReadOnlySequence<byte> Value, Exception? Lost, ValueAssembler? Parts = null)
 {
+    /// <summary>Returns the pooled arrays <see cref="Value"/> lives in, if any; <see cref="Value"/> is unreadable afterwards.</summary>
+    internal void ReleaseValue() => Parts?.Release();
+
     /// <summary>Throws what a local operation would have thrown for this outcome.</summary>
     internal void ThrowIfFailed(string what, CancellationToken cancellationToken)
     {

@@ -54,6 +54,7 @@ internal sealed partial class HomeSession
                 return;
             }
 
+            input.Current.TakeRented()?.Return(); // a Hello has no data: only a misbehaving client's first frame does
             if (input.Current.BodyCase != ClientFrame.BodyOneofCase.Hello || input.Current.Hello.ProtocolVersion != 1)
             {
                 throw new RpcException(new Status(StatusCode.InvalidArgument, "A Link stream starts with Hello (protocol_version 1)."));
@@ -109,6 +110,20 @@ internal sealed partial class HomeSession
 
     private void Dispatch(ClientFrame frame)
     {
+        try
+        {
+            DispatchBody(frame);
+        }
+        finally
+        {
+            // The frame's pooled array, unless a value in assembly took it. A Write's value has been
+            // decoded by now (HomeEnd.WriteAsync decodes before it returns), or refused.
+            frame.TakeRented()?.Return();
+        }
+    }
+
+    private void DispatchBody(ClientFrame frame)
+    {
         switch (frame.BodyCase)
         {
             case ClientFrame.BodyOneofCase.Attach:
@@ -123,7 +138,7 @@ internal sealed partial class HomeSession
 
                 break;
             case ClientFrame.BodyOneofCase.Chunk:
-                AddChunk(frame.Chunk);
+                AddChunk(frame);
                 break;
             case ClientFrame.BodyOneofCase.Write:
                 Write(frame.Write);
@@ -206,8 +221,9 @@ internal sealed partial class HomeSession
         Send(new HomeFrame { Attached = reply });
     }
 
-    private void AddChunk(Chunk chunk)
+    private void AddChunk(ClientFrame frame)
     {
+        Chunk chunk = frame.Chunk;
         if (_oversized.Contains(chunk.OpId))
         {
             return;
@@ -225,11 +241,12 @@ internal sealed partial class HomeSession
             _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
         }
 
-        if (!assembler.TryAdd(chunk.Data))
+        if (!assembler.TryAdd(chunk.Data, frame.TakeRented()))
         {
             // Dropped at once so a flood of chunks cannot fill this program's memory; the Write that
             // closes the value is answered with RESOURCE_EXHAUSTED.
             _chunks.Remove(chunk.OpId);
+            assembler.Release();
             _oversized.Add(chunk.OpId);
         }
     }
@@ -238,14 +255,23 @@ internal sealed partial class HomeSession
     {
         RequireNew(write.OpId);
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
-        if (_oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize)
+        try
         {
-            Complete(write.OpId, new OpResult(Outcome.Error, StatusCode.ResourceExhausted, $"The value is larger than the {_node.Options.MaxValueSize:N0} bytes {_node.ProgramLabel} accepts (CspNodeOptions.MaxValueSize)."));
-            return;
-        }
+            if (_oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize)
+            {
+                Complete(write.OpId, new OpResult(Outcome.Error, StatusCode.ResourceExhausted, $"The value is larger than the {_node.Options.MaxValueSize:N0} bytes {_node.ProgramLabel} accepts (CspNodeOptions.MaxValueSize)."));
+                return;
+            }
 
-        var value = ValueAssembler.Complete(chunks, write.Data);
-        Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value);
+            var value = ValueAssembler.Complete(chunks, write.Data);
+            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value);
+        }
+        finally
+        {
+            // The value was decoded before WriteAsync returned: its pooled parts go back now, not
+            // when a reader takes it, so a blocked write holds the decoded value only.
+            chunks?.Release();
+        }
     }
 
     private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null)
@@ -355,6 +381,14 @@ internal sealed partial class HomeSession
 
     private void Close(bool lost)
     {
+        // Values whose Write never came: their pooled parts go back with the stream.
+        foreach (ValueAssembler abandoned in _chunks.Values)
+        {
+            abandoned.Release();
+        }
+
+        _chunks.Clear();
+
         foreach (RunningOp running in _running.Values)
         {
             running.Cancellation.Cancel();

@@ -42,8 +42,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
         _node = node;
         Target = $"{host}:{port}";
         _channel = NodeTransport.CreateChannel(node.Options, new Uri($"http://{FormatHost(host)}:{port}"));
-        var client = new Link.LinkClient(_channel);
-        _call = client.Connect(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token);
+        // The Link method with this program's marshallers (pooled receive buffers), not the generated client's.
+        _call = _channel.CreateCallInvoker().AsyncDuplexStreamingCall(
+            LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));
     }
 
     /// <summary>host:port of the home, for messages.</summary>
@@ -116,11 +117,14 @@ internal sealed partial class PeerLink : IAsyncDisposable
         Send(new ClientFrame { Poison = new Poison { Handle = handle } });
     }
 
-    /// <summary>Registers a new operation; the caller then sends its frames and awaits it with <see cref="AwaitAsync"/>.</summary>
-    internal PendingOp Begin(bool reserves = false)
+    /// <summary>
+    /// Registers a new operation; the caller then sends its frames and awaits it with <see cref="AwaitAsync"/>.
+    /// A caller that <paramref name="reads"/> the answer's value releases it (<see cref="Completion.ReleaseValue"/>).
+    /// </summary>
+    internal PendingOp Begin(bool reserves = false, bool reads = false)
     {
         ulong id = (ulong)Interlocked.Increment(ref _nextOp);
-        var op = new PendingOp(id, _node.Options.MaxValueSize, reserves);
+        var op = new PendingOp(id, _node.Options.MaxValueSize, reserves, reads);
         _ops[id] = op;
         if (_failure is { } failure)
         {
@@ -224,6 +228,19 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     private void Dispatch(HomeFrame frame)
     {
+        try
+        {
+            DispatchBody(frame);
+        }
+        finally
+        {
+            // A pooled array no operation took (its op is gone, or the frame carried none it expected).
+            frame.TakeRented()?.Return();
+        }
+    }
+
+    private void DispatchBody(HomeFrame frame)
+    {
         switch (frame.BodyCase)
         {
             case HomeFrame.BodyOneofCase.Hello:
@@ -237,7 +254,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
                 break;
             case HomeFrame.BodyOneofCase.Chunk:
-                if (_ops.TryGetValue(frame.Chunk.OpId, out PendingOp? chunked) && !chunked.AddChunk(frame.Chunk.Data))
+                if (_ops.TryGetValue(frame.Chunk.OpId, out PendingOp? chunked) && !chunked.AddChunk(frame.Chunk.Data, frame.TakeRented()))
                 {
                     _ops.TryRemove(frame.Chunk.OpId, out _);
                     chunked.Fail(new InvalidOperationException($"The value from {Target} is larger than the {_node.Options.MaxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)."));
@@ -254,14 +271,14 @@ internal sealed partial class PeerLink : IAsyncDisposable
             case HomeFrame.BodyOneofCase.Reserved:
                 if (_ops.TryGetValue(frame.Reserved.OpId, out PendingOp? reservation))
                 {
-                    reservation.SetReserved(frame.Reserved.Data);
+                    reservation.SetReserved(frame.Reserved.Data, frame.TakeRented());
                 }
 
                 break;
             case HomeFrame.BodyOneofCase.Completed:
                 if (_ops.TryRemove(frame.Completed.OpId, out PendingOp? op))
                 {
-                    op.Complete(frame.Completed);
+                    op.Complete(frame.Completed, frame.TakeRented());
                 }
 
                 break;

@@ -10,18 +10,27 @@ namespace CspNet.Remote.Internal;
 /// closing frame) and presents them as one <see cref="ReadOnlySequence{T}"/> without copying: the
 /// codecs read multi-segment sequences directly.
 /// </summary>
-/// <remarks>Not thread-safe: one frame loop owns it.</remarks>
+/// <remarks>
+/// Not thread-safe: one frame loop owns it, then whoever decodes the value. It also owns the pooled
+/// arrays its parts live in (<see cref="RentedBuffer"/>): <see cref="Release"/> returns them, after
+/// which the parts and any sequence made of them must not be read.
+/// </remarks>
 internal sealed class ValueAssembler
 {
     private readonly long _maxSize;
     private List<ReadOnlyMemory<byte>>? _parts;
+    private List<RentedBuffer>? _rented;
     private long _length;
 
     internal ValueAssembler(long maxSize) => _maxSize = maxSize;
 
-    /// <summary>Adds a part; false if the value would exceed the size limit.</summary>
-    internal bool TryAdd(ByteString part)
+    /// <summary>
+    /// Adds a part; false if the value would exceed the size limit. The assembler owns
+    /// <paramref name="rented"/> (the array the part lives in, if pooled) in either case.
+    /// </summary>
+    internal bool TryAdd(ByteString part, RentedBuffer? rented = null)
     {
+        Keep(rented);
         _length += part.Length;
         if (_length > _maxSize)
         {
@@ -37,6 +46,29 @@ internal sealed class ValueAssembler
     }
 
     internal long Length => _length;
+
+    /// <summary>Takes ownership of a pooled array a part of this value lives in (returned by <see cref="Release"/>).</summary>
+    internal void Keep(RentedBuffer? rented)
+    {
+        if (rented is not null)
+        {
+            (_rented ??= new List<RentedBuffer>(4)).Add(rented);
+        }
+    }
+
+    /// <summary>Returns the pooled arrays of the parts, once: the value must have been decoded (or abandoned).</summary>
+    internal void Release()
+    {
+        _parts = null;
+        if (_rented is { } rented)
+        {
+            _rented = null;
+            foreach (RentedBuffer buffer in rented)
+            {
+                buffer.Return();
+            }
+        }
+    }
 
     /// <summary>The value made of the parts added so far followed by <paramref name="last"/>.</summary>
     internal static ReadOnlySequence<byte> Complete(ValueAssembler? chunks, ByteString last)
