@@ -1,0 +1,117 @@
+// Listings 4, 5 and 6 of the CSP.NET paper: DistParallel ships an AltReader and two AddIntegers
+// processes to worker pools, where they talk over the named channels "plus" and "minus".
+//
+//   this program: NameServer, DistParallel(AltReader, AddIntegers(100, "plus"), AddIntegers(100, "minus"))
+//   pool-a, pool-b: worker pools (this program, run again as a pool), 2 workers each
+//
+// The three processes land on the two pools (pool-a takes two, pool-b one), so "plus" and "minus"
+// cross programs. The pools have none of this program's code of their own: what runs there is
+// the code DistParallel shipped (docs/SHIPPING.md).
+//
+//   dotnet run --project samples/AltProgram                          everything at once
+//   dotnet run --project samples/AltProgram -- standalone            no pools: DistParallel runs all three here
+//   dotnet run --project samples/AltProgram -- pool <nameServerUri> <name> <workers>   a pool only
+using System.Globalization;
+using CspNet.Remote;
+using CspNet.Remote.NameServer;
+using CspNet.Remote.Workers;
+
+class AltProgram
+{
+    const int WorkersPerPool = 2;
+    static readonly TimeSpan PoolStartLimit = TimeSpan.FromSeconds(60);
+
+    static async Task<int> Main(string[] args)
+    {
+        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
+        try
+        {
+            switch (args)
+            {
+                case []:
+                    return await RunAllAsync();
+                case ["standalone"]:
+                    return RunStandAlone();
+                case ["pool", string nameServer, string name, string workers, ..var parent]:
+                    return await RunPoolAsync(new Uri(nameServer), name, int.Parse(workers), parent is [string pid] ? int.Parse(pid) : null);
+                default:
+                    Console.Error.WriteLine("usage: AltProgram | AltProgram standalone | AltProgram pool <nameServerUri> <name> <workers>");
+                    return 2;
+            }
+        }
+        catch (AggregateException e)
+        {
+            foreach (Exception inner in e.InnerExceptions)
+                Console.Error.WriteLine($"error: {inner.GetType().Name}: {inner.Message}");
+            return 1;
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine($"error: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
+    }
+
+    /// <summary>The NameServer here, two pools as child programs, and listing 6.</summary>
+    static async Task<int> RunAllAsync()
+    {
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        Console.WriteLine($"NameServer at {nameServer.Uri}");
+        using var pools = new ChildPrograms();
+        Task ready = Task.WhenAll(
+            pools.WhenPrintedAsync("pool-a", "ready", PoolStartLimit),
+            pools.WhenPrintedAsync("pool-b", "ready", PoolStartLimit));
+        pools.Start("pool-a", "pool", nameServer.Uri.ToString(), "pool-a", WorkersPerPool.ToString(CultureInfo.InvariantCulture));
+        pools.Start("pool-b", "pool", nameServer.Uri.ToString(), "pool-b", WorkersPerPool.ToString(CultureInfo.InvariantCulture));
+        await ready;
+
+        await CspManager.InitAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = "AltProgram" });
+        try
+        {
+            // Listing 6, as printed (with the paper's "minus" channel name for the second writer).
+            var distParallel = new DistParallel(new ICSPProcess[] { new AltReader(),
+                                                                    new AddIntegers(100, "plus"),
+                                                                    new AddIntegers(100, "minus") });
+            await distParallel.RunAsync();
+            Console.WriteLine($"DistParallel ran {distParallel.RanRemotely} processes on worker pools and {distParallel.RanLocally} here");
+            return distParallel.RanRemotely == 3 ? 0 : 1;
+        }
+        finally
+        {
+            await CspManager.ShutdownAsync();
+        }
+    }
+
+    /// <summary>Section 2.3's transparency: without pools, the same listing runs on local threads.</summary>
+    static int RunStandAlone()
+    {
+        CspManager.InitStandAlone();
+        try
+        {
+            var distParallel = new DistParallel(new ICSPProcess[] { new AltReader(),
+                                                                    new AddIntegers(100, "plus"),
+                                                                    new AddIntegers(100, "minus") });
+            distParallel.Run();
+            Console.WriteLine($"DistParallel ran {distParallel.RanRemotely} processes on worker pools and {distParallel.RanLocally} here");
+            return distParallel.RanLocally == 3 ? 0 : 1;
+        }
+        finally
+        {
+            CspManager.Shutdown();
+        }
+    }
+
+    /// <summary>A worker pool program: serves until the main program ends (or Ctrl+C).</summary>
+    static async Task<int> RunPoolAsync(Uri nameServer, string name, int workers, int? parentId)
+    {
+        if (parentId is int id)
+            ChildPrograms.ExitWithParent(id);
+
+        await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(new WorkerPoolOptions { NameServer = nameServer, Name = name, Workers = workers });
+        var stop = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Console.CancelKeyPress += (_, e) => { e.Cancel = true; stop.TrySetResult(); };
+        Console.WriteLine("ready");
+        await stop.Task;
+        return 0;
+    }
+}
