@@ -14,12 +14,10 @@
 using System.Globalization;
 using CspNet.Remote;
 using CspNet.Remote.NameServer;
-using CspNet.Remote.Workers;
 
 class AltProgram
 {
     const int WorkersPerPool = 2;
-    static readonly TimeSpan PoolStartLimit = TimeSpan.FromSeconds(60);
 
     static async Task<int> Main(string[] args)
     {
@@ -33,7 +31,7 @@ class AltProgram
                 case ["standalone"]:
                     return RunStandAlone();
                 case ["pool", string nameServer, string name, string workers, ..var parent]:
-                    return await RunPoolAsync(new Uri(nameServer), name, int.Parse(workers), parent is [string pid] ? int.Parse(pid) : null);
+                    return await PoolPrograms.RunAsync(new Uri(nameServer), name, int.Parse(workers), parent is [string pid] ? int.Parse(pid) : null);
                 default:
                     Console.Error.WriteLine("usage: AltProgram | AltProgram standalone | AltProgram pool <nameServerUri> <name> <workers>");
                     return 2;
@@ -58,12 +56,7 @@ class AltProgram
         await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
         Console.WriteLine($"NameServer at {nameServer.Uri}");
         using var pools = new ChildPrograms();
-        Task ready = Task.WhenAll(
-            pools.WhenPrintedAsync("pool-a", "ready", PoolStartLimit),
-            pools.WhenPrintedAsync("pool-b", "ready", PoolStartLimit));
-        pools.Start("pool-a", "pool", nameServer.Uri.ToString(), "pool-a", WorkersPerPool.ToString(CultureInfo.InvariantCulture));
-        pools.Start("pool-b", "pool", nameServer.Uri.ToString(), "pool-b", WorkersPerPool.ToString(CultureInfo.InvariantCulture));
-        await ready;
+        await PoolPrograms.StartAsync(pools, nameServer.Uri, count: 2, WorkersPerPool);
 
         await CspManager.InitAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = "AltProgram" });
         try
@@ -99,19 +92,5 @@ class AltProgram
         {
             CspManager.Shutdown();
         }
-    }
-
-    /// <summary>A worker pool program: serves until the main program ends (or Ctrl+C).</summary>
-    static async Task<int> RunPoolAsync(Uri nameServer, string name, int workers, int? parentId)
-    {
-        if (parentId is int id)
-            ChildPrograms.ExitWithParent(id);
-
-        await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(new WorkerPoolOptions { NameServer = nameServer, Name = name, Workers = workers });
-        var stop = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Console.CancelKeyPress += (_, e) => { e.Cancel = true; stop.TrySetResult(); };
-        Console.WriteLine("ready");
-        await stop.Task;
-        return 0;
     }
 }

@@ -47,7 +47,9 @@ sealed class ChildPrograms : IDisposable
             start.ArgumentList.Add(argument);
         start.ArgumentList.Add(Environment.ProcessId.ToString(CultureInfo.InvariantCulture));
 
-        var process = new Process { StartInfo = start };
+        var process = new Process { StartInfo = start, EnableRaisingEvents = true };
+        // A child that ends before printing what the sample waits for fails that wait at once.
+        process.Exited += (_, _) => Ended(label, process);
         process.OutputDataReceived += (_, e) =>
         {
             if (e.Data is null)
@@ -69,7 +71,8 @@ sealed class ChildPrograms : IDisposable
 
     /// <summary>
     /// Completes when the child <paramref name="label"/> prints <paramref name="line"/> (call it
-    /// before <see cref="Start"/>, so the line cannot pass unseen); fails after <paramref name="timeout"/>.
+    /// before <see cref="Start"/>, so the line cannot pass unseen); fails if the child exits first,
+    /// or after <paramref name="timeout"/>.
     /// </summary>
     public Task WhenPrintedAsync(string label, string line, TimeSpan timeout)
     {
@@ -145,6 +148,30 @@ sealed class ChildPrograms : IDisposable
             {
                 if (l == label && line == text)
                     seen.TrySetResult();
+            }
+        }
+    }
+
+    private void Ended(string label, Process process)
+    {
+        string code;
+        try
+        {
+            // The exit code is known once the output has been read to its end.
+            process.WaitForExit();
+            code = process.ExitCode.ToString(CultureInfo.InvariantCulture);
+        }
+        catch (InvalidOperationException)
+        {
+            code = "unknown"; // disposed by now: the sample is ending anyway
+        }
+
+        lock (gate)
+        {
+            foreach ((string l, string text, TaskCompletionSource seen) in awaited)
+            {
+                if (l == label)
+                    seen.TrySetException(new InvalidOperationException($"{label} exited (code {code}) before printing \"{text}\"."));
             }
         }
     }
