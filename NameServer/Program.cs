@@ -8,6 +8,7 @@ using System.Globalization;
 using System.IO;
 using System.Net;
 using CspNet.Remote.NameServer;
+using CspNet.Services;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -20,21 +21,10 @@ using Microsoft.Extensions.Options;
 WebApplication app;
 try
 {
-    WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions
-    {
-        Args = args,
-        ContentRootPath = AppContext.BaseDirectory,
-    });
-    builder.Configuration.AddEnvironmentVariables("CSPNET_");
-    builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(StringComparer.OrdinalIgnoreCase)
-    {
-        ["--port"] = "Port",
-        ["--address"] = "Address",
-    });
-
-    // Each is a no-op unless the program runs under systemd or the Windows service manager.
-    builder.Services.AddSystemd();
-    builder.Services.AddWindowsService(service => service.ServiceName = "CspNet NameServer");
+    WebApplicationBuilder builder = ServiceProgram.CreateBuilder(
+        args,
+        new Dictionary<string, string> { ["--port"] = "Port", ["--address"] = "Address" },
+        "CspNet NameServer");
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
     builder.WebHost.ConfigureKestrel(kestrel =>
@@ -61,21 +51,10 @@ try
 catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
 {
     // A configuration mistake: say which, without a stack trace, and exit with a usage error.
-    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
-    return 2;
+    return ServiceProgram.ConfigurationError("cspnet-nameserver", e);
 }
 
-try
-{
-    await app.RunAsync().ConfigureAwait(false);
-    return 0;
-}
-catch (IOException e)
-{
-    // Most often the port is in use.
-    Console.Error.WriteLine("cspnet-nameserver: " + e.Message);
-    return 1;
-}
+return await ServiceProgram.RunAsync(app, "cspnet-nameserver").ConfigureAwait(false);
 
 static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration)
 {

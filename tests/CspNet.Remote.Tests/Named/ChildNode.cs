@@ -21,9 +21,13 @@ internal sealed class ChildNode : IAsyncDisposable
 
     private ChildNode(Process process) => _process = process;
 
-    internal static ChildNode Start(Uri nameServer, params string[] scenario)
+    internal static ChildNode Start(Uri nameServer, params string[] scenario) =>
+        StartProgram(Path.Combine("tests", "CspNet.Remote.TestNode"), "CspNet.Remote.TestNode", [nameServer.ToString(), .. scenario]);
+
+    /// <summary>Starts the built program <paramref name="name"/> of the project in <paramref name="folder"/> with <paramref name="arguments"/>.</summary>
+    internal static ChildNode StartProgram(string folder, string name, params string[] arguments)
     {
-        string program = BuildOutput.ProgramPath(Path.Combine("tests", "CspNet.Remote.TestNode"), "CspNet.Remote.TestNode");
+        string program = BuildOutput.ProgramPath(folder, name);
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
         var start = new ProcessStartInfo(BuildOutput.DotNetExecutable())
         {
@@ -33,14 +37,14 @@ internal sealed class ChildNode : IAsyncDisposable
             UseShellExecute = false,
         };
         start.ArgumentList.Add(program);
-        start.ArgumentList.Add(nameServer.ToString());
-        foreach (string argument in scenario)
+        foreach (string argument in arguments)
         {
             start.ArgumentList.Add(argument);
         }
 
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
         start.Environment["DOTNET_NOLOGO"] = "1";
+        start.Environment["Logging__Console__FormatterName"] = "simple";
         var process = new Process { StartInfo = start, EnableRaisingEvents = true };
         var child = new ChildNode(process);
         process.OutputDataReceived += (_, e) =>
@@ -71,7 +75,12 @@ internal sealed class ChildNode : IAsyncDisposable
     internal int Id => _process.Id;
 
     /// <summary>Waits for the next line that starts with <paramref name="prefix"/>; fails on "failed" lines, exit or timeout.</summary>
-    internal async Task<string> WaitForAsync(string prefix)
+    internal Task<string> WaitForAsync(string prefix) => WaitForLineAsync(line => line.StartsWith(prefix, StringComparison.Ordinal), prefix);
+
+    /// <summary>Waits for the next line that contains <paramref name="text"/> anywhere (log lines have prefixes).</summary>
+    internal Task<string> WaitForTextAsync(string text) => WaitForLineAsync(line => line.Contains(text, StringComparison.Ordinal), text);
+
+    private async Task<string> WaitForLineAsync(Func<string, bool> matches, string prefix)
     {
         using var timeout = new CancellationTokenSource(LineTimeout);
         try
@@ -81,7 +90,7 @@ internal sealed class ChildNode : IAsyncDisposable
                 while (_lines.Reader.TryRead(out string? line))
                 {
                     _seen.Add(line);
-                    if (line.StartsWith(prefix, StringComparison.Ordinal))
+                    if (matches(line))
                     {
                         return line;
                     }

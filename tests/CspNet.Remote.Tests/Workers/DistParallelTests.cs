@@ -1,3 +1,4 @@
+using CspNet.Remote.TestJobs;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Workers;
@@ -89,13 +90,15 @@ public sealed class DistParallelTests
         await system.PoolAsync("first", 1);
         await system.PoolAsync("second", 2);
         CspNode client = await system.NodeAsync("client");
-        var reader = new AltReader(expectedEach: 10);
-        var run = new DistParallel([reader, new AddIntegers(100, 10, "plus"), new AddIntegers(50, 10, "minus")], client) { Shipper = new FakeShipping() };
+        AltingChannelIn<int> result = await client.GetOne2OneInAsync<int>("result");
+        var run = new DistParallel([new AltReader(10, "result"), new AddIntegers(100, 10, "plus"), new AddIntegers(50, 10, "minus")], client) { Shipper = new FakeShipping() };
 
-        await run.RunAsync();
+        Task running = run.RunAsync();
+        int total = await result.ReadAsync();
+        await running;
 
         Assert.Equal(3, run.RanRemotely);
-        Assert.Equal(10 * (4950 - 1225), AltReader.Results[reader.Id]);
+        Assert.Equal(10 * (4950 - 1225), total);
     }
 
     [Fact(Timeout = Timeout)]

@@ -12,13 +12,23 @@ internal sealed class PoolSystem : IAsyncDisposable
 
     private PoolSystem(NameServerHost host) => Host = host;
 
-    internal NameServerHost Host { get; }
+    internal NameServerHost Host { get; private set; }
 
-    internal static async Task<PoolSystem> StartAsync()
+    internal static async Task<PoolSystem> StartAsync() => new(await NameServerHost.StartAsync(HostOptions(0)));
+
+    /// <summary>Stops the NameServer and starts a new one (empty registry) on the same port.</summary>
+    internal async Task RestartNameServerAsync()
     {
-        var options = new NameServerHostOptions();
+        int port = Host.Port;
+        await Host.DisposeAsync();
+        Host = await NameServerHost.StartAsync(HostOptions(port));
+    }
+
+    private static NameServerHostOptions HostOptions(int port)
+    {
+        var options = new NameServerHostOptions { Port = port };
         options.NameServer.LeaseTtl = TimeSpan.FromSeconds(1.5);
-        return new PoolSystem(await NameServerHost.StartAsync(options));
+        return options;
     }
 
     internal async Task<WorkerPoolHost> PoolAsync(string name, int workers, IShippedCode? code = null, Action<WorkerPoolOptions>? configure = null)

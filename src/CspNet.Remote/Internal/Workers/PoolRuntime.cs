@@ -130,7 +130,7 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
                     NameServer = _options.NameServer,
                     ClusterKey = _options.ClusterKey,
                     PeerTimeout = _options.PeerTimeout,
-                    LoggerFactory = _options.LoggerFactory,
+                    LoggerFactory = LoggerFactory,
                     ProgramLabel = "workerpool " + Name,
                 },
                 cancellationToken).ConfigureAwait(false);

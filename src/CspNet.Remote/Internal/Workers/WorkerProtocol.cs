@@ -47,8 +47,9 @@ internal static class WorkerProtocol
             throw new ArgumentException("A job needs a type name and an assembly name of at most 1024 characters.");
         }
 
+        // Whether the type and its assembly are among those shipped is the code store's decision
+        // (a refusal the client can read), not a malformed frame.
         var assemblies = new List<ShippedAssembly>(job.Assemblies.Count);
-        bool defined = false;
         foreach (Proto.AssemblyRef reference in job.Assemblies)
         {
             if (!IsSha256(reference.Sha256) || reference.Name.Length is 0 or > 1024)
@@ -56,13 +57,10 @@ internal static class WorkerProtocol
                 throw new ArgumentException($"The assembly '{NameValidation.Shorten(reference.Name)}' needs a name and a SHA-256 of 64 lower-case hex digits.");
             }
 
-            defined |= string.Equals(reference.Name, job.AssemblyName, StringComparison.Ordinal);
             assemblies.Add(new ShippedAssembly(reference.Name, reference.Sha256));
         }
 
-        return defined
-            ? new ShippedProcess(job.TypeName, job.AssemblyName, job.State.ToByteArray(), assemblies)
-            : throw new ArgumentException($"The job's assembly '{NameValidation.Shorten(job.AssemblyName)}' is not among the assemblies it lists.");
+        return new ShippedProcess(job.TypeName, job.AssemblyName, job.State.ToByteArray(), assemblies);
     }
 
     internal static bool IsSha256(string text)
