@@ -1,18 +1,21 @@
 /// <summary>
-/// Listing 5 of the CSP.NET paper: reads "plus" and "minus" fairly until neither has written for
-/// one second, then writes its result to the named channel <c>resultChannel</c> (the paper printed
-/// it on the worker's console, which nobody reads when the worker is a service).
+/// Listing 5 of the CSP.NET paper: reads the "plus" and "minus" channels fairly, adding what comes
+/// from plus and subtracting what comes from minus, and ends when neither has written for one second.
 /// </summary>
 /// <remarks>
-/// The silence only counts once both writers have written: on a worker, the writers may still be
-/// starting on another pool (compare samples/PlusMinus, whose reader is told how long to wait).
+/// Three changes to the listing, each for a reason the listing did not face:
+/// <list type="bullet">
+/// <item>A silent second before both writers have written may only mean that a writer is still
+/// being shipped to its worker, so the reader keeps waiting then (up to 30 seconds in all).</item>
+/// <item>When it ends, it poisons both channels: a writer that is still writing gets a
+/// PoisonException instead of waiting forever for a reader that has gone.</item>
+/// <item>It prints what it read. It runs on a worker, so the line appears in the worker pool's
+/// output, which the sample relays.</item>
+/// </list>
 /// </remarks>
+[Serializable]
 class AltReader : ICSPProcess
 {
-    private readonly string resultChannel;
-
-    public AltReader(string resultChannel) => this.resultChannel = resultChannel;
-
     public void Run()
     {
         AltingChannelIn<int> plus = Factory.GetOne2OneIn<int>("plus");
@@ -22,6 +25,7 @@ class AltReader : ICSPProcess
         Alternative alt = new Alternative(new Guard[] { plus, minus, timer });
 
         int result = 0, fromPlus = 0, fromMinus = 0;
+        long giveUp = timer.Read() + 30_000;
         bool done = false;
         while (!done)
         {
@@ -37,12 +41,13 @@ class AltReader : ICSPProcess
                     fromMinus++;
                     break;
                 case 2:
-                    done = fromPlus > 0 && fromMinus > 0;
+                    done = (fromPlus > 0 && fromMinus > 0) || timer.Read() > giveUp;
                     break;
             }
         }
 
-        Console.WriteLine($"AltReader: {fromPlus} from plus, {fromMinus} from minus, result {result}");
-        Factory.GetOne2OneOut<int>(resultChannel).Write(result);
+        plus.Poison();
+        minus.Poison();
+        Console.WriteLine($"AltReader: result {result}, read {fromPlus} from plus and {fromMinus} from minus");
     }
 }

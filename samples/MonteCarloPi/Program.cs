@@ -20,7 +20,10 @@ class Program
 
           --iterations N    points to throw in all, per run (default 20M; suffixes k, M, G)
           --processes N     worker processes in the parallel modes (default: processor count)
-          --mode M          seq | threads | async | all (default all)
+          --mode M          seq | threads | async | all (default all) | dist (sequential against
+                            processes shipped to worker pools; see --pools)
+          --pools N         dist: worker pool programs to start on this machine (default 2)
+          --pool-workers N  dist: workers per pool (default: processor count / pools, at least 1)
           --repeat N        timed runs of each mode; the median is reported (default 5)
           --warm-up N       untimed runs of each mode first (default 1)
           --stack-size B    stack size of the worker threads, bytes (suffixes k, M; default: runtime's)
@@ -32,6 +35,10 @@ class Program
         The modes take turns (sequential, threads, async, sequential, ...), so a change in the
         machine's load affects them alike. Speedup is the sequential median over the mode's median.
 
+        Distributed (the paper's Table 4): an embedded NameServer, two worker pool programs started
+        here, and DistParallel shipping the workers to them:
+          dotnet run -c Release --project samples/MonteCarloPi -- --mode dist --iterations 400M --repeat 3
+
         Example, the paper's Table 2 with 400 threads of 256 KiB stack:
           dotnet run -c Release --project samples/MonteCarloPi -- --iterations 1.2G --processes 400 --stack-size 256k --repeat 3
         """;
@@ -39,6 +46,12 @@ class Program
     static int Main(string[] args)
     {
         CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
+        if (args is ["pool", string nameServer, string name, string workers, ..var parent])
+        {
+            // A worker pool program started by --mode dist.
+            return PoolPrograms.RunAsync(new Uri(nameServer), name, int.Parse(workers, CultureInfo.InvariantCulture),
+                parent is [string pid] ? int.Parse(pid, CultureInfo.InvariantCulture) : null).GetAwaiter().GetResult();
+        }
 
         Options options;
         try
@@ -70,8 +83,9 @@ class Program
         WarnIfDebugLibrary();
 
         using CspThreadPoolScope? pool = options.Mode is "threads" or "all" ? new CspThreadPoolScope(options.StackSize) : null;
+        using Distributed? distributed = options.Mode == "dist" ? StartDistributed(options) : null;
         var modes = new List<Mode>();
-        if (options.Mode is "seq" or "all")
+        if (options.Mode is "seq" or "all" or "dist")
         {
             modes.Add(new Mode("sequential", 1, () => RunSequential(job)));
         }
@@ -84,6 +98,11 @@ class Program
         if (options.Mode is "async" or "all")
         {
             modes.Add(new Mode("async", options.Processes, () => RunAsyncProcesses(job, options.Processes, options.Barrier)));
+        }
+
+        if (distributed is not null)
+        {
+            modes.Add(new Mode("distributed", options.DistProcesses, () => distributed.Run(job, options.DistProcesses)));
         }
 
         for (int run = 0; run < options.WarmUp + options.Repeat; run++)
@@ -118,6 +137,12 @@ class Program
             Console.WriteLine($"{mode.Name,-11} {mode.Processes,9} {estimate.Pi,16:F12} {estimate.Error,10:E2} {ms,11:F0} {range,15} {speedup,8}");
         }
 
+        if (distributed is not null)
+        {
+            (int remote, int local) = distributed.LastPlacement;
+            Console.WriteLine($"distributed: {remote} processes ran on {options.Pools} worker pool programs, {local} here (last run)");
+        }
+
         return 0;
     }
 
@@ -148,6 +173,10 @@ class Program
             }
         }
     }
+
+    /// <summary>The NameServer, the pool programs and this program's node for --mode dist.</summary>
+    static Distributed StartDistributed(Options options) =>
+        Distributed.StartAsync(options.Pools, options.PoolWorkers).GetAwaiter().GetResult();
 
     /// <summary>Listing 7: one loop, no processes.</summary>
     static (PiEstimate, TimeSpan) RunSequential(PiJob job)
@@ -262,6 +291,16 @@ sealed class Options
 
     public bool Help { get; private set; }
 
+    public int Pools { get; private set; } = 2;
+
+    private int? poolWorkers;
+
+    /// <summary>Workers per pool: given, or the machine's processors shared among the pools.</summary>
+    public int PoolWorkers => poolWorkers ?? Math.Max(1, Environment.ProcessorCount / Pools);
+
+    /// <summary>Shipped workers in --mode dist: one per pool worker, so each runs remotely.</summary>
+    public int DistProcesses => Pools * PoolWorkers;
+
     public static Options Parse(string[] args)
     {
         var options = new Options();
@@ -283,7 +322,8 @@ sealed class Options
                         "threads" => "threads",
                         "async" => "async",
                         "all" => "all",
-                        string other => throw new FormatException($"--mode must be seq, threads, async or all, not '{other}'."),
+                        "dist" or "distributed" => "dist",
+                        string other => throw new FormatException($"--mode must be seq, threads, async, all or dist, not '{other}'."),
                     };
                     break;
                 case "--repeat":
@@ -305,6 +345,12 @@ sealed class Options
                         "system" => RngKind.System,
                         string other => throw new FormatException($"--rng must be xoshiro or system, not '{other}'."),
                     };
+                    break;
+                case "--pools":
+                    options.Pools = (int)Number.Parse(Value(), 1000, 1, 26, "--pools");
+                    break;
+                case "--pool-workers":
+                    options.poolWorkers = (int)Number.Parse(Value(), 1000, 1, 10_000, "--pool-workers");
                     break;
                 case "--no-barrier":
                     options.Barrier = false;

@@ -52,18 +52,18 @@ class Program
     {
         await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
         Console.WriteLine($"NameServer at {nameServer.Uri}");
-        using var writers = new WriterPrograms();
+        using var writers = new ChildPrograms();
         return await RunReaderAsync(nameServer.Uri, writers);
     }
 
     /// <summary>Joins the NameServer, starts the writers if given, reads (listing 5) and checks what was read.</summary>
-    static async Task<int> RunReaderAsync(Uri nameServer, WriterPrograms? writers)
+    static async Task<int> RunReaderAsync(Uri nameServer, ChildPrograms? writers)
     {
         await CspManager.InitAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "reader" });
         try
         {
-            writers?.Start("plus", PlusNumber, nameServer);
-            writers?.Start("minus", MinusNumber, nameServer);
+            writers?.Start("plus", "writer", "plus", PlusNumber.ToString(CultureInfo.InvariantCulture), nameServer.ToString());
+            writers?.Start("minus", "writer", "minus", MinusNumber.ToString(CultureInfo.InvariantCulture), nameServer.ToString());
             Stopwatch sinceStart = Stopwatch.StartNew();
             var reader = new AltReader(writersStarting: () => sinceStart.Elapsed < StartUpLimit && writers?.AnyFailed != true);
             await new Parallel(reader).RunAsync();
@@ -85,7 +85,7 @@ class Program
     static int RunWriter(string channel, int number, Uri nameServer, int? parentId)
     {
         if (parentId is int id)
-            ExitWith(Process.GetProcessById(id));
+            ChildPrograms.ExitWithParent(id);
 
         CspManager.Init(new CspNodeOptions { NameServer = nameServer, ProgramLabel = $"writer {channel}" });
         try
@@ -99,15 +99,6 @@ class Program
 
         Console.WriteLine($"wrote {Results} sums to {channel}");
         return 0;
-    }
-
-    /// <summary>Ends this program as soon as <paramref name="parent"/> ends, however it ends.</summary>
-    static void ExitWith(Process parent)
-    {
-        parent.EnableRaisingEvents = true;
-        parent.Exited += (_, _) => Environment.Exit(3);
-        if (parent.HasExited)
-            Environment.Exit(3);
     }
 
     static int Sum(int number) => number * (number - 1) / 2;

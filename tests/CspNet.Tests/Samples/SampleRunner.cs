@@ -11,7 +11,7 @@ namespace CspNet.Tests.Samples;
 /// </summary>
 internal static class SampleRunner
 {
-    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+    private static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>What a sample run did.</summary>
     /// <param name="ExitCode">Its exit code; -1 if it was killed for taking too long.</param>
@@ -30,8 +30,15 @@ internal static class SampleRunner
     /// <summary>The folder holding CspNet.sln.</summary>
     internal static string RepoRoot { get; } = FindRepoRoot();
 
-    /// <summary>Runs sample <paramref name="name"/> with <paramref name="arguments"/> in <paramref name="workingDirectory"/>.</summary>
-    internal static async Task<Result> RunAsync(string name, string workingDirectory, params string[] arguments)
+    /// <summary>Runs sample <paramref name="name"/> with <paramref name="arguments"/> in <paramref name="workingDirectory"/>, for at most 30 s.</summary>
+    internal static Task<Result> RunAsync(string name, string workingDirectory, params string[] arguments) =>
+        RunAsync(name, workingDirectory, DefaultTimeout, arguments);
+
+    /// <summary>
+    /// Runs sample <paramref name="name"/> with <paramref name="arguments"/> in <paramref name="workingDirectory"/>;
+    /// after <paramref name="timeout"/> it is killed with its whole process tree (its child programs too).
+    /// </summary>
+    internal static async Task<Result> RunAsync(string name, string workingDirectory, TimeSpan timeout, params string[] arguments)
     {
         string program = SamplePath(name);
         Assert.True(File.Exists(program), $"{program} does not exist. The smoke tests run the samples built by the solution: "
@@ -61,7 +68,7 @@ internal static class SampleRunner
         Task<string> readOutput = process.StandardOutput.ReadToEndAsync();
         Task<string> readError = process.StandardError.ReadToEndAsync();
 
-        using var timeoutSource = new CancellationTokenSource(Timeout);
+        using var timeoutSource = new CancellationTokenSource(timeout);
         try
         {
             await process.WaitForExitAsync(timeoutSource.Token);
@@ -70,7 +77,7 @@ internal static class SampleRunner
         {
             process.Kill(entireProcessTree: true);
             await process.WaitForExitAsync();
-            return new Result(-1, await readOutput, await readError + $"\n[killed after {Timeout.TotalSeconds} s]", stopwatch.Elapsed);
+            return new Result(-1, await readOutput, await readError + $"\n[killed after {timeout.TotalSeconds} s]", stopwatch.Elapsed);
         }
 
         return new Result(process.ExitCode, await readOutput, await readError, stopwatch.Elapsed);
