@@ -44,8 +44,12 @@ internal sealed class PendingOp
         _reserved?.TrySetResult(value);
     }
 
+    /// <summary>For a plain write: the home placed it with one of the end's credits (link.proto, Completed.credit_used).</summary>
+    internal bool CreditUsed { get; private set; }
+
     internal void Complete(Completed completed)
     {
+        CreditUsed = completed.CreditUsed;
         ReadOnlySequence<byte> value = completed.Outcome == Outcome.Ok ? ValueAssembler.Complete(_chunks, completed.Data) : default;
         _done.TrySetResult(new Completion(completed.Outcome, (StatusCode)completed.Status, completed.Message, completed.Count, value, null));
     }

@@ -132,6 +132,12 @@ internal sealed partial class ChannelCore<T>
             _readers.Enqueue(watcher, isReader: true);
         }
 
+        await AwaitWatcherAsync(watcher, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits for a queued watcher to fire (or the wait to be cancelled), then takes it out of its queue.</summary>
+    private async ValueTask AwaitWatcherAsync(ReadinessWatcher<T> watcher, CancellationToken cancellationToken)
+    {
         try
         {
             using (cancellationToken.UnsafeRegister(static s => ((ReadinessWatcher<T>)s!).Cancel(), watcher))
@@ -141,11 +147,18 @@ internal sealed partial class ChannelCore<T>
         }
         finally
         {
-            // A watcher fired by SignalSelections (a value put in the buffer by an enabling
-            // alternation) or cancelled is still queued: take it out.
+            // A watcher fired by SignalSelections (a value put in the buffer, or room made, by an
+            // enabling alternation) or cancelled is still queued: take it out.
             lock (_lock)
             {
-                _readers.Remove(watcher);
+                if (watcher.IsReader)
+                {
+                    _readers.Remove(watcher);
+                }
+                else
+                {
+                    _writers.Remove(watcher);
+                }
             }
         }
     }

@@ -27,17 +27,24 @@ namespace CspNet.Internal;
 /// </remarks>
 internal sealed partial class ChannelCore<T>
 {
-    /// <summary>Whether the buffer's capacity is known, so that <see cref="TryReserve"/> can grant anything.</summary>
-    internal bool CanReserve
+    /// <summary>
+    /// How many values the buffer holds before writers wait, as reservations see it: 0 if nothing
+    /// can be reserved (no buffer, or one of unknown capacity), <see cref="int.MaxValue"/> for a
+    /// buffer that never fills.
+    /// </summary>
+    internal int ReservableCapacity
     {
         get
         {
             lock (_lock)
             {
-                return ReservableCapacityLocked() > 0;
+                return ReservableCapacityLocked();
             }
         }
     }
+
+    /// <summary>Whether the buffer's capacity is known, so that <see cref="TryReserve"/> can grant anything.</summary>
+    internal bool CanReserve => ReservableCapacity > 0;
 
     /// <summary>The slots reserved and not yet filled or released (for tests and diagnostics).</summary>
     internal int ReservedCount
@@ -171,21 +178,7 @@ internal sealed partial class ChannelCore<T>
             _writers.Enqueue(watcher, isReader: false);
         }
 
-        try
-        {
-            using (cancellationToken.UnsafeRegister(static s => ((ReadinessWatcher<T>)s!).Cancel(), watcher))
-            {
-                await watcher.Fired.ConfigureAwait(false);
-            }
-        }
-        finally
-        {
-            // A watcher fired by SignalSelections, or cancelled, is still queued: take it out.
-            lock (_lock)
-            {
-                _writers.Remove(watcher);
-            }
-        }
+        await AwaitWatcherAsync(watcher, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>Completes when the channel is poisoned (at once if it is).</summary>
