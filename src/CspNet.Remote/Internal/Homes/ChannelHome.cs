@@ -119,10 +119,11 @@ internal sealed class ChannelHome<T> : Home
 
                     // Decoded before the write: a malformed value fails here and the channel never sees it.
                     T item = home._codec!.Read(value);
-                    if (_credits is not null && _credits.Spend())
+                    if (_credits is not null && !home._channel.Core.IsPoisoned && _credits.Spend())
                     {
                         // The end holds reserved slots (its credits may be on their way to it):
-                        // one is this value's, so it never waits for room its own end keeps.
+                        // one is this value's, so it never waits for room its own end keeps. (Not
+                        // once poisoned: this write has not completed, so it fails as any would.)
                         home._channel.Core.PutReserved(item);
                         _credits.Grant();
                         return OpResult.OkWithCredit;
