@@ -219,6 +219,32 @@ public sealed class WriteCreditTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task WriteAsync_CreditedValueTheHomeCannotPlace_PoisonsTheChannelSayingWhy()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home", options => options.MaxValueSize = 1024);
+        CspNode writer = await system.NodeAsync("writer");
+        AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync("limited", new FifoBuffer<byte[]>(4));
+        IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("limited");
+        await output.WriteAsync([1]);
+
+        // Spends a credit, so it completes here; the home, which accepts at most 1 KiB, cannot place it.
+        await output.WriteAsync(new byte[4096]);
+
+        Assert.Equal([1], await input.ReadAsync());
+        PoisonException poisoned = await Assert.ThrowsAnyAsync<PoisonException>(async () => await input.ReadAsync());
+        Assert.Contains("could not be placed", poisoned.Message, StringComparison.Ordinal);
+        await Assert.ThrowsAnyAsync<PoisonException>(async () =>
+        {
+            // The writer hears of the poison: at the latest when its credits run out.
+            for (int i = 0; i < 8; i++)
+            {
+                await output.WriteAsync([2]);
+            }
+        });
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task KilledWriterProgram_HoldingCredits_ItsReservedSlotsGoBackToLocalWriters()
     {
         await using TestSystem system = await TestSystem.StartAsync();
