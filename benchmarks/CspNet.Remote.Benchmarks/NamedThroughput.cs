@@ -11,8 +11,9 @@ namespace CspNet.Remote.Benchmarks;
 /// <list type="bullet">
 /// <item><see cref="NamedBuffered"/>: a named One2One channel with a <see cref="FifoBuffer{T}"/> of
 /// <see cref="BufferCapacity"/> values, homed in one CspNode; the other CspNode writes the burst
-/// with <c>WriteAsync</c> (each returns when the home's buffer has accepted the value) while a
-/// reader in the home reads the burst.</item>
+/// with <c>WriteAsync</c> while a reader in the home reads the burst. A write that holds a credit
+/// (a buffer slot the home reserved for the writer, <see cref="CspNodeOptions.PipelineBufferedWrites"/>)
+/// returns once its value is handed to the link; one without waits for the home's answer.</item>
 /// <item><see cref="RawGrpcStream"/> (baseline): the burst on one bidirectional gRPC stream; the
 /// server counts the values and answers once, after the last.</item>
 /// <item><see cref="RawTcpSocket"/>: the burst as length-prefixed values on one TCP connection; the

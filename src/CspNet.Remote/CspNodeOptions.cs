@@ -72,6 +72,25 @@ public sealed class CspNodeOptions
     /// <summary>For pools that require mutual TLS: this program's client certificate, with its private key.</summary>
     public System.Security.Cryptography.X509Certificates.X509Certificate2? WorkerPoolClientCertificate { get; set; }
 
+    /// <summary>
+    /// Whether writes to buffered named channels homed elsewhere stream their values (default
+    /// <see langword="true"/>). The home reserves slots of the channel's buffer for each remote
+    /// writer that writes (credits); a write that finds a credit completes as soon as its value is
+    /// handed to the link, without waiting for the home's answer, so a burst of writes costs about
+    /// what the bytes do rather than a round trip each. The buffer's capacity stays exact: reserved
+    /// slots count as full for every other writer. A write without a credit, and every write to an
+    /// unbuffered channel or one with a buffer of unknown capacity, waits for the home as before.
+    /// </summary>
+    /// <remarks>
+    /// A value whose write completed this way is in the home's buffer or on its way there: if the
+    /// link is lost meanwhile it is lost with it, as values in a program's own buffer are lost when
+    /// that program dies, and the next operation fails with <see cref="PeerLostException"/>. Set
+    /// <see langword="false"/> for a write that returns only once the home has the value. A home
+    /// with this option off grants no credits; a writer with it off asks for none. See
+    /// docs/DISTRIBUTED.md.
+    /// </remarks>
+    public bool PipelineBufferedWrites { get; set; } = true;
+
     /// <summary>A label for this program in other programs' logs and error messages. Default: process name and id.</summary>
     public string? ProgramLabel { get; set; }
 

@@ -104,6 +104,21 @@ try
             return 0;
         }
 
+        case "write-hold":
+        {
+            // write-hold <kind> <name> <count>: writes 0..count-1, says so, then waits (the test kills it).
+            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+            for (int i = 0; i < count; i++)
+            {
+                await output.WriteAsync(i);
+            }
+
+            Console.WriteLine($"wrote {count}");
+            await Console.In.ReadLineAsync();
+            return 0;
+        }
+
         case "hold-out":
         {
             // hold-out <kind> <name>: attaches a writer and waits (the test kills it).

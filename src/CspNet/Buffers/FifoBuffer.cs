@@ -5,7 +5,7 @@ namespace CspNet;
 /// <summary>A first-in first-out buffer of fixed capacity: writers wait while it is full.</summary>
 /// <typeparam name="T">The type of the values stored.</typeparam>
 /// <remarks><inheritdoc cref="IBuffer{T}" path="/remarks"/></remarks>
-public sealed class FifoBuffer<T> : IBuffer<T>
+public sealed class FifoBuffer<T> : IBuffer<T>, IReservableBuffer
 {
     private BoundedQueue<T> _items;   // a mutable struct: not readonly
 
@@ -18,6 +18,8 @@ public sealed class FifoBuffer<T> : IBuffer<T>
 
     /// <summary>The most values the buffer holds.</summary>
     public int Capacity => _items.Capacity;
+
+    int IReservableBuffer.ReservableCapacity => _items.Capacity;
 
     /// <inheritdoc />
     public int Count => _items.Count;

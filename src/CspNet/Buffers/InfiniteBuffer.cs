@@ -8,9 +8,12 @@ namespace CspNet;
 /// </summary>
 /// <typeparam name="T">The type of the values stored.</typeparam>
 /// <remarks><inheritdoc cref="IBuffer{T}" path="/remarks"/></remarks>
-public sealed class InfiniteBuffer<T> : IBuffer<T>
+public sealed class InfiniteBuffer<T> : IBuffer<T>, IReservableBuffer
 {
     private readonly Queue<T> _items = new();
+
+    // Never full: reserved room never makes writers wait.
+    int IReservableBuffer.ReservableCapacity => int.MaxValue;
 
     /// <inheritdoc />
     public int Count => _items.Count;

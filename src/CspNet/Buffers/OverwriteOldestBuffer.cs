@@ -11,7 +11,7 @@ namespace CspNet;
 /// overwritten still succeeds. <see cref="OverwrittenCount"/> tells how many were dropped.
 /// <inheritdoc cref="IBuffer{T}" path="/remarks"/>
 /// </remarks>
-public sealed class OverwriteOldestBuffer<T> : IBuffer<T>
+public sealed class OverwriteOldestBuffer<T> : IBuffer<T>, IReservableBuffer
 {
     private BoundedQueue<T> _items;   // a mutable struct: not readonly
 
@@ -27,6 +27,9 @@ public sealed class OverwriteOldestBuffer<T> : IBuffer<T>
 
     /// <summary>How many values have been overwritten before a reader took them.</summary>
     public long OverwrittenCount { get; private set; }
+
+    // Never full (a new value replaces the oldest): reserved room never makes writers wait.
+    int IReservableBuffer.ReservableCapacity => int.MaxValue;
 
     /// <inheritdoc />
     public int Count => _items.Count;

@@ -62,10 +62,10 @@ internal sealed class ChannelHome<T> : Home
                 if (Kind.HasSingleWriter())
                 {
                     TakeSingleWriter(peer);
-                    return new WriterEnd(this, _channel.Out, single: true);
+                    return new WriterEnd(this, _channel.Out, single: true) { Peer = peer };
                 }
 
-                return new WriterEnd(this, _channel.CreateOut(), single: false);
+                return new WriterEnd(this, _channel.CreateOut(), single: false) { Peer = peer };
             case Role.Reader:
                 if (Kind.HasSingleReader())
                 {
@@ -104,6 +104,10 @@ internal sealed class ChannelHome<T> : Home
 
     private sealed class WriterEnd(ChannelHome<T> home, IChannelOut<T> end, bool single) : HomeEnd
     {
+        /// <summary>The program holding the end, for messages.</summary>
+        internal string Peer { get; init; } = "another program";
+        private CreditGrants<T>? _credits;   // set by OfferCredits, before any operation
+
         internal override Task<OpResult> WriteAsync(ReadOnlySequence<byte> value, CancellationToken cancellationToken) =>
             Run(
                 async ct =>
@@ -115,15 +119,80 @@ internal sealed class ChannelHome<T> : Home
 
                     // Decoded before the write: a malformed value fails here and the channel never sees it.
                     T item = home._codec!.Read(value);
+                    if (_credits is not null && !home._channel.Core.IsPoisoned && _credits.Spend())
+                    {
+                        // The end holds reserved slots (its credits may be on their way to it):
+                        // one is this value's, so it never waits for room its own end keeps. (Not
+                        // once poisoned: this write has not completed, so it fails as any would.)
+                        home._channel.Core.PutReserved(item);
+                        _credits.Grant();
+                        return OpResult.OkWithCredit;
+                    }
+
                     await end.WriteAsync(item, ct).ConfigureAwait(false);
+
+                    // Only now: a slot reserved before the value was in would have made this very
+                    // write wait for a reader.
+                    _credits?.Start();
                     return OpResult.Ok;
                 },
                 cancellationToken);
+
+        internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._channel.Core, grant);
+
+        internal override bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge)
+        {
+            if (_credits is null)
+            {
+                return false;
+            }
+
+            ChannelCore<T> core = home._channel.Core;
+            if (!_credits.Spend())
+            {
+                PoisonUnplaced(core, "it came without a credit (the writer broke the protocol)");
+                return true;
+            }
+
+            T item;
+            try
+            {
+                if (tooLarge || home.TooLarge(value.Length) is not null)
+                {
+                    throw new System.IO.InvalidDataException($"it is larger than the {home._maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)");
+                }
+
+                item = home._codec!.Read(value);
+            }
+#pragma warning disable CA1031 // Not swallowed: the channel is poisoned with it, which every party sees.
+            catch (Exception e) when (e is not OutOfMemoryException)
+#pragma warning restore CA1031
+            {
+                core.ReleaseReservations(1);
+                PoisonUnplaced(core, "it could not be decoded: " + e.Message);
+                return true;
+            }
+
+            core.PutReserved(item);
+            _credits.Grant();
+            return true;
+        }
+
+        /// <summary>
+        /// A credited value that cannot be placed is a write its writer saw complete: dropping it
+        /// silently while the writer goes on would lose it unnoticed, so the channel is poisoned, saying why.
+        /// </summary>
+        private void PoisonUnplaced(ChannelCore<T> core, string why)
+        {
+            string kind = home.Kind.WireName(), name = home.Name, peer = Peer;
+            core.Poison(() => new PoisonException($"{kind} '{name}' is poisoned: a value {peer} wrote (its write had completed, with a credit) could not be placed: {why}."));
+        }
 
         internal override void Poison() => end.Poison();
 
         internal override void Detach()
         {
+            _credits?.Close();
             if (single)
             {
                 home.ReleaseSingleWriter();
@@ -132,6 +201,9 @@ internal sealed class ChannelHome<T> : Home
 
         internal override void Lost(string peer)
         {
+            // Its values that arrived in full are placed already; the slots it had not used go back.
+            _credits?.Close();
+
             // The only writer of a One2One or One2Any is gone for good: a reader waiting on it would
             // wait forever, so the channel is poisoned, as the writer would have done on its way out.
             // A lost writer of a shared writing end takes nothing with it: the others go on.

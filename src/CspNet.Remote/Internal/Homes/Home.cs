@@ -80,6 +80,21 @@ internal abstract class HomeEnd
 
     internal abstract void Poison();
 
+    /// <summary>
+    /// The client takes write credits (link.proto, Credit): a writing end of a buffered channel
+    /// grants them through <paramref name="grant"/> (a count, or the poison's message). Others ignore it.
+    /// </summary>
+    internal virtual void OfferCredits(Action<int, string?> grant)
+    {
+    }
+
+    /// <summary>
+    /// Places a value written with a credit, which never waits (its slot is reserved). False if
+    /// this end takes no credited writes, which breaks the stream; any other failure poisons the
+    /// channel, since the writer was told its write was done.
+    /// </summary>
+    internal virtual bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge) => false;
+
     /// <summary>The end was closed on purpose (Detach): give its place back.</summary>
     internal virtual void Detach()
     {
@@ -123,9 +138,12 @@ internal abstract class HomeEnd
 }
 
 /// <summary>How a remote operation ended, as sent back in <c>Completed</c>.</summary>
-internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = StatusCode.OK, string? Message = null, int Count = 0, ReadOnlyMemory<byte> Value = default)
+internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = StatusCode.OK, string? Message = null, int Count = 0, ReadOnlyMemory<byte> Value = default, bool CreditUsed = false)
 {
     internal static OpResult Ok => new(Outcome.Ok);
+
+    /// <summary>A plain write placed into a slot reserved for its end (link.proto, Completed.credit_used).</summary>
+    internal static OpResult OkWithCredit => new(Outcome.Ok, CreditUsed: true);
 
     internal static OpResult Cancelled => new(Outcome.Cancelled);
 

@@ -39,6 +39,7 @@ internal sealed partial class HomeSession
     private readonly ConcurrentDictionary<ulong, RunningOp> _running = new();
     private readonly Channel<HomeFrame> _out = Channel.CreateUnbounded<HomeFrame>(new UnboundedChannelOptions { SingleReader = true });
     private string _peer = "a program that has not introduced itself";
+    private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
 
     internal HomeSession(NodeRuntime node) => _node = node;
 
@@ -62,7 +63,8 @@ internal sealed partial class HomeSession
 
             Hello hello = input.Current.Hello;
             _peer = $"'{hello.Program}' (incarnation {hello.Incarnation})";
-            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel } });
+            _grantsCredits = hello.WriteCredits && _node.Options.PipelineBufferedWrites;
+            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits } });
             Log.LinkOpened(_node.Logger, _peer);
 
             while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
@@ -204,7 +206,14 @@ internal sealed partial class HomeSession
                 throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
             }
 
-            _ends.Add(attach.Handle, home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer));
+            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer);
+            if (_grantsCredits)
+            {
+                uint handle = attach.Handle;
+                end.OfferCredits((count, poisoned) => Send(new HomeFrame { Credit = new Credit { Handle = handle, Count = (uint)count, Poisoned = poisoned is not null, Message = poisoned ?? string.Empty } }));
+            }
+
+            _ends.Add(attach.Handle, end);
             reply.Status = (int)StatusCode.OK;
         }
         catch (RpcException e)
@@ -257,7 +266,20 @@ internal sealed partial class HomeSession
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
         try
         {
-            if (_oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize)
+            bool tooLarge = _oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize;
+            if (write.Credited)
+            {
+                // No answer is owed: the end places the value in the slot reserved for it (or poisons
+                // the channel if it cannot). PutCredited decodes before it returns, like WriteAsync.
+                if (!_ends.TryGetValue(write.Handle, out HomeEnd? end) || !end.PutCredited(tooLarge ? default : ValueAssembler.Complete(chunks, write.Data), tooLarge))
+                {
+                    throw new RpcException(new Status(StatusCode.InvalidArgument, $"A credited Write on handle {write.Handle}, which is not a writing end granted credits on this stream."));
+                }
+
+                return;
+            }
+
+            if (tooLarge)
             {
                 Complete(write.OpId, new OpResult(Outcome.Error, StatusCode.ResourceExhausted, $"The value is larger than the {_node.Options.MaxValueSize:N0} bytes {_node.ProgramLabel} accepts (CspNodeOptions.MaxValueSize)."));
                 return;
@@ -353,6 +375,7 @@ internal sealed partial class HomeSession
             Status = (int)result.Status,
             Message = result.Message ?? string.Empty,
             Count = result.Count,
+            CreditUsed = result.CreditUsed,
         };
 
         if (!result.Value.IsEmpty)

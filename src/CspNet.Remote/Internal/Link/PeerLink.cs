@@ -31,6 +31,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private readonly ConcurrentDictionary<uint, TaskCompletionSource<Attached>> _attaching = new();
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
+    private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
+    private readonly Lock _creditedOrder = new();
     private Task _reader = Task.CompletedTask;
     private Task _writer = Task.CompletedTask;
     private long _nextOp;
@@ -60,7 +63,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var link = new PeerLink(node, host, port);
         link._writer = link.PumpAsync();
         link._reader = link.ReadLoopAsync();
-        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel } });
+        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites } });
         try
         {
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
@@ -110,6 +113,28 @@ internal sealed partial class PeerLink : IAsyncDisposable
     }
 
     internal void Detach(uint handle) => Send(new ClientFrame { Detach = new Detach { Handle = handle } });
+
+    /// <summary>The credits the home will grant the writing end <paramref name="handle"/>; null if this program asks for none.</summary>
+    internal WriteCredits? OpenCredits(uint handle) =>
+        _node.Options.PipelineBufferedWrites ? _credits.GetOrAdd(handle, static _ => new WriteCredits()) : null;
+
+    /// <summary>
+    /// Sends a write that spends a credit: no answer comes. <paramref name="bytes"/> goes back to the
+    /// pool once the pump has written the Write frame (after its chunks), which is when gRPC has
+    /// copied the last of it.
+    /// </summary>
+    internal void SendCredited(uint handle, PooledValueBuffer bytes)
+    {
+        ThrowIfFailed();
+        ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+
+        // Credited Write frames reach the pump in the order their buffers are queued here.
+        lock (_creditedOrder)
+        {
+            _creditedBuffers.Enqueue(bytes);
+            SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true } });
+        }
+    }
 
     internal void Poison(uint handle)
     {
@@ -173,7 +198,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         return await op.Task.ConfigureAwait(false);
     }
 
-    private void ThrowIfFailed()
+    internal void ThrowIfFailed()
     {
         if (_failure is { } failure)
         {
@@ -193,6 +218,10 @@ internal sealed partial class PeerLink : IAsyncDisposable
                     // Frames already queued behind this one go out in the same flush.
                     _call.RequestStream.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
                     await _call.RequestStream.WriteAsync(frame, _stop.Token).ConfigureAwait(false);
+                    if (frame.BodyCase == ClientFrame.BodyOneofCase.Write && frame.Write.Credited && _creditedBuffers.TryDequeue(out PooledValueBuffer? sent))
+                    {
+                        sent.Return();
+                    }
                 }
             }
 
@@ -272,6 +301,18 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 if (_ops.TryGetValue(frame.Reserved.OpId, out PendingOp? reservation))
                 {
                     reservation.SetReserved(frame.Reserved.Data, frame.TakeRented());
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Credit:
+                if (_credits.TryGetValue(frame.Credit.Handle, out WriteCredits? credits))
+                {
+                    if (frame.Credit.Poisoned)
+                    {
+                        credits.Poison(frame.Credit.Message);
+                    }
+
+                    credits.Grant((int)frame.Credit.Count);
                 }
 
                 break;

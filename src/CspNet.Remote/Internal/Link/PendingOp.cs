@@ -102,9 +102,13 @@ internal sealed class PendingOp
         }
     }
 
+    /// <summary>For a plain write: the home placed it with one of the end's credits (link.proto, Completed.credit_used).</summary>
+    internal bool CreditUsed { get; private set; }
+
     /// <summary>The home's answer; takes <paramref name="rented"/>, the array of the last part of its value.</summary>
     internal void Complete(Completed completed, RentedBuffer? rented)
     {
+        CreditUsed = completed.CreditUsed;
         ReadOnlySequence<byte> value = default;
         ValueAssembler? parts;
         lock (_done)

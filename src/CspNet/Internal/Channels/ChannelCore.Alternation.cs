@@ -179,7 +179,7 @@ internal sealed partial class ChannelCore<T>
         {
             AssertInvariants();
             end.BindLocked(selection);
-            if (_singleWriter && _writers.HasOtherThan(selection))
+            if (_singleWriter && _writers.HasOtherThan(selection) && _writers.HasPartyOtherThan(selection))
             {
                 ThrowHelper.ThrowSharedOneEnd(Kind, isReader: false);
             }
@@ -194,7 +194,7 @@ internal sealed partial class ChannelCore<T>
                 return;
             }
 
-            if (_readers.HasPlain() || (_buffer is { } buffer && !buffer.IsFull))
+            if (_readers.HasPlain() || (_buffer is { } buffer && !IsFullLocked(buffer)))
             {
                 if (!site.TryClaim())
                 {

@@ -132,6 +132,12 @@ internal sealed partial class ChannelCore<T>
             _readers.Enqueue(watcher, isReader: true);
         }
 
+        await AwaitWatcherAsync(watcher, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>Waits for a queued watcher to fire (or the wait to be cancelled), then takes it out of its queue.</summary>
+    private async ValueTask AwaitWatcherAsync(ReadinessWatcher<T> watcher, CancellationToken cancellationToken)
+    {
         try
         {
             using (cancellationToken.UnsafeRegister(static s => ((ReadinessWatcher<T>)s!).Cancel(), watcher))
@@ -141,11 +147,18 @@ internal sealed partial class ChannelCore<T>
         }
         finally
         {
-            // A watcher fired by SignalSelections (a value put in the buffer by an enabling
-            // alternation) or cancelled is still queued: take it out.
+            // A watcher fired by SignalSelections (a value put in the buffer, or room made, by an
+            // enabling alternation) or cancelled is still queued: take it out.
             lock (_lock)
             {
-                _readers.Remove(watcher);
+                if (watcher.IsReader)
+                {
+                    _readers.Remove(watcher);
+                }
+                else
+                {
+                    _writers.Remove(watcher);
+                }
             }
         }
     }
@@ -275,9 +288,10 @@ internal sealed class ChannelHold<T>
 }
 
 /// <summary>
-/// A one-shot watch parked in a channel's readers' queue: a writer that tries to pair with it, an
-/// alternation that puts a value in the buffer, or the poison fires it, and nobody can claim it,
-/// so it never takes a value.
+/// A one-shot watch parked in a channel's readers' queue (a writer that tries to pair with it, an
+/// alternation that puts a value in the buffer, or the poison fires it) or in its writers' queue
+/// (a take that frees room, a release of reservations, or the poison fires it). Nobody can claim
+/// it, so it never takes or gives a value.
 /// </summary>
 internal sealed class ReadinessWatcher<T> : Waiter<T>
 {
@@ -287,6 +301,8 @@ internal sealed class ReadinessWatcher<T> : Waiter<T>
 
     // Never null, and never any alternation's: plain-only paths (DequeuePlain, HasPlain) pass it by.
     internal override object? Selection => this;
+
+    internal override bool IsWatcher => true;
 
     internal override bool TryClaim()
     {
@@ -313,7 +329,7 @@ internal sealed class ReadinessWatcher<T> : Waiter<T>
 /// waits in an overflow behind the buffer and moves in as the buffer frees room; the overflow never
 /// holds more values than front items were taken, and <see cref="IsFull"/> stays true meanwhile.
 /// </remarks>
-internal sealed class FrontSlotBuffer<T>(IBuffer<T> inner) : IBuffer<T>
+internal sealed class FrontSlotBuffer<T>(IBuffer<T> inner) : IBuffer<T>, IReservableBuffer
 {
     private readonly System.Collections.Generic.List<(long Sequence, T Item)> _front = [];
     private readonly System.Collections.Generic.Queue<T> _overflow = new();
@@ -325,6 +341,9 @@ internal sealed class FrontSlotBuffer<T>(IBuffer<T> inner) : IBuffer<T>
 
     // The front slots and the overflow are extra room: writers see only the buffer's own capacity.
     public bool IsFull => inner.IsFull;
+
+    // Reservations made before this wrapper came keep their meaning; a buffer of unknown capacity stays one.
+    int IReservableBuffer.ReservableCapacity => inner is IReservableBuffer reservable ? reservable.ReservableCapacity : 0;
 
     public void Put(T item)
     {

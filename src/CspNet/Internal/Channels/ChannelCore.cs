@@ -43,6 +43,10 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     // Mirror of _buffer.Count, written under the lock and read without it as a readiness hint.
     private int _buffered;
 
+    // Buffer slots reserved for values still on their way (see ChannelCore.Reservations.cs): they
+    // count as full, so the buffer never holds more than its capacity.
+    private int _reserved;
+
     // One recycled async waiter per direction covers the common case of one outstanding
     // operation per end without allocating; concurrent operations on Any ends allocate.
     private AsyncWaiter<T>? _cachedReader;
@@ -360,6 +364,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
         WakeAll(readers);
         WakeAll(writers);
+        SignalPoisonWatch();
     }
 
     /// <summary>
@@ -501,7 +506,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
             return true;
         }
 
-        if (_buffer is { } buffer && !buffer.IsFull)
+        if (_buffer is { } buffer && !IsFullLocked(buffer))
         {
             buffer.Put(item);
             _buffered = buffer.Count;
@@ -521,8 +526,9 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         }
 
         // A One end has exactly one process on it; a second party parked beside the first
-        // means the program shares an end it should not. Say so rather than misbehave.
-        if (isReader ? _singleReader && _readers.HasOtherThan(self) : _singleWriter && _writers.HasOtherThan(self))
+        // means the program shares an end it should not. Say so rather than misbehave. (A
+        // reservation's watcher among the writers is no party: checked only when something is there.)
+        if (isReader ? _singleReader && _readers.HasOtherThan(self) : _singleWriter && _writers.HasOtherThan(self) && _writers.HasPartyOtherThan(self))
         {
             ThrowHelper.ThrowSharedOneEnd(Kind, isReader);
         }
@@ -544,9 +550,10 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         bool plainWriters = _writers.HasPlain();
         Debug.Assert(!(plainReaders && plainWriters), "Plain readers and writers are never parked at the same time.");
         Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
-        Debug.Assert(!plainWriters || _buffer is null || _buffer.IsFull, "Writers park only on a full buffer.");
+        Debug.Assert(!plainWriters || _buffer is null || IsFullLocked(_buffer), "Writers park only on a full buffer.");
         Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
         Debug.Assert(_buffer is null || _buffered == _buffer.Count, "The buffered-count hint matches the buffer.");
+        AssertReservations();
     }
 
     internal string DebuggerDisplay
@@ -555,7 +562,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         {
             lock (_lock)
             {
-                return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered")}, " +
+                return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered, {_reserved} reserved")}, " +
                     $"{_readers.Count} readers and {_writers.Count} writers waiting{(_poisoned ? ", poisoned" : "")}";
             }
         }

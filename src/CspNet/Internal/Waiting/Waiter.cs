@@ -47,6 +47,12 @@ internal abstract class Waiter<T>
     /// </summary>
     internal virtual object? Selection => null;
 
+    /// <summary>
+    /// Whether this is a watch (<see cref="ReadinessWatcher{T}"/>) rather than a party: it never
+    /// pairs, so it does not make a One end look shared.
+    /// </summary>
+    internal virtual bool IsWatcher => false;
+
     /// <summary>For a waiter parked by an alternation: wake that alternation to rescan. Others ignore it.</summary>
     internal virtual void SignalSelection()
     {

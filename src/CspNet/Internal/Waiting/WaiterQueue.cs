@@ -142,6 +142,24 @@ internal struct WaiterQueue<T>
         return false;
     }
 
+    /// <summary>
+    /// <see cref="HasOtherThan"/> without the watchers (<see cref="Waiter{T}.IsWatcher"/>): whether a
+    /// party other than <paramref name="skip"/> is queued. Walks the queue: called only once
+    /// <see cref="HasOtherThan"/> found something.
+    /// </summary>
+    internal readonly bool HasPartyOtherThan(object? skip)
+    {
+        for (Waiter<T>? waiter = _head; waiter is not null; waiter = waiter.Next)
+        {
+            if (!waiter.IsWatcher && (skip is null || waiter.Selection != skip))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     /// <summary>Whether a plain waiter (one not parked by an alternation) is queued.</summary>
     internal readonly bool HasPlain()
     {
