@@ -121,6 +121,12 @@ public sealed class PiWorker : ICSPProcess
 public static class PiKernel
 {
     /// <summary>Throws <paramref name="iterations"/> points; returns how many fell inside the unit circle.</summary>
+    /// <remarks>
+    /// Optimised from the first call: a shipped worker calls it once per run, so under tiered
+    /// compilation it would run as on-stack-replaced tier-0 code while the sequential baseline,
+    /// called by every benchmark invocation, runs fully optimised.
+    /// </remarks>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveOptimization)]
     public static long CountInside(long iterations, int seed)
     {
         ulong s = (ulong)seed;
