@@ -88,7 +88,7 @@ public class DistributedMonteCarloPi : PoolBenchmark
 
     /// <summary>Baseline: one loop over all the points.</summary>
     [Benchmark(Baseline = true)]
-    public long Sequential() => PiKernel.CountInside(Iterations, 115);
+    public long Sequential() => MonteCarlo.CountInside(new WorkItem(Iterations, 115, RngKind.Xoshiro));
 
     /// <summary>One shipped worker per pool.</summary>
     [Benchmark]
@@ -98,71 +98,20 @@ public class DistributedMonteCarloPi : PoolBenchmark
 }
 
 /// <summary>A Monte Carlo worker shipped to a pool: throws its points and writes the count to a named channel.</summary>
+/// <remarks>The loop is the sample's own (samples/MonteCarloPi/PiJob.cs, linked into this project).</remarks>
 [Serializable]
-public sealed class PiWorker : ICSPProcess
+internal sealed class PiWorker : ICSPProcess
 {
-    private readonly long _iterations;
-    private readonly int _seed;
+    private readonly WorkItem _work;
     private readonly string _channel;
 
     /// <summary>Creates a worker for <paramref name="iterations"/> points from <paramref name="seed"/>.</summary>
     public PiWorker(long iterations, int seed, string channel)
     {
-        _iterations = iterations;
-        _seed = seed;
+        _work = new WorkItem(iterations, seed, RngKind.Xoshiro);
         _channel = channel;
     }
 
     /// <inheritdoc/>
-    public void Run() => Factory.GetAny2OneOut<long>(_channel).Write(PiKernel.CountInside(_iterations, _seed));
-}
-
-/// <summary>The points-in-the-circle loop (xoshiro256**, seeded by SplitMix64), the same on both sides.</summary>
-public static class PiKernel
-{
-    /// <summary>Throws <paramref name="iterations"/> points; returns how many fell inside the unit circle.</summary>
-    /// <remarks>
-    /// Optimised from the first call: a shipped worker calls it once per run, so under tiered
-    /// compilation it would run as on-stack-replaced tier-0 code while the sequential baseline,
-    /// called by every benchmark invocation, runs fully optimised.
-    /// </remarks>
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveOptimization)]
-    public static long CountInside(long iterations, int seed)
-    {
-        ulong s = (ulong)seed;
-        ulong s0 = SplitMix(ref s), s1 = SplitMix(ref s), s2 = SplitMix(ref s), s3 = SplitMix(ref s);
-        long inside = 0;
-        for (long i = 0; i < iterations; i++)
-        {
-            double x = Next(ref s0, ref s1, ref s2, ref s3);
-            double y = Next(ref s0, ref s1, ref s2, ref s3);
-            if (x * x + y * y <= 1.0)
-            {
-                inside++;
-            }
-        }
-
-        return inside;
-    }
-
-    private static ulong SplitMix(ref ulong state)
-    {
-        ulong z = state += 0x9E3779B97F4A7C15;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
-        return z ^ (z >> 31);
-    }
-
-    private static double Next(ref ulong s0, ref ulong s1, ref ulong s2, ref ulong s3)
-    {
-        ulong result = ulong.RotateLeft(s1 * 5, 7) * 9;
-        ulong t = s1 << 17;
-        s2 ^= s0;
-        s3 ^= s1;
-        s1 ^= s2;
-        s0 ^= s3;
-        s2 ^= t;
-        s3 = ulong.RotateLeft(s3, 45);
-        return (result >> 11) * (1.0 / (1UL << 53));
-    }
+    public void Run() => Factory.GetAny2OneOut<long>(_channel).Write(MonteCarlo.CountInside(_work));
 }
