@@ -56,7 +56,7 @@ public static class WorkerPoolServiceCollectionExtensions
     {
         ArgumentNullException.ThrowIfNull(kestrel);
         ArgumentNullException.ThrowIfNull(options);
-        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
+        TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         kestrel.AddServerHeader = false;
         kestrel.Limits.MinRequestBodyDataRate = null; // a Run stream may be silent while its jobs run
         kestrel.Limits.MaxRequestBodySize = null;

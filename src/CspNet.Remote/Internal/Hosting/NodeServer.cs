@@ -41,7 +41,7 @@ internal sealed class NodeServer : IAsyncDisposable
             builder.Services.AddSingleton(loggerFactory);
         }
 
-        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
+        TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen => listen.Protocols = HttpProtocols.Http2);

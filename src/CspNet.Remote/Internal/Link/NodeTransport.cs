@@ -19,24 +19,39 @@ internal static class NodeTransport
     // stalls a 4 MB write on round trips of window updates.
     internal const int WindowSize = 16 << 20;
 
-    /// <summary>A client channel to <paramref name="address"/> with keep-alive pings sized by the peer timeout.</summary>
-    internal static GrpcChannel CreateChannel(CspNodeOptions options, Uri address)
+    /// <summary>
+    /// The keep-alive ping delay and timeout for a peer timeout: half of it each (at least a
+    /// second), so a peer that stops answering pings is given up within about the peer timeout.
+    /// </summary>
+    internal static TimeSpan KeepAliveInterval(TimeSpan peerTimeout) =>
+        peerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : peerTimeout / 2;
+
+    /// <summary>
+    /// A client handler whose connections fail within about <see cref="CspNodeOptions.PeerTimeout"/>
+    /// when the peer's machine or network is gone (keep-alive pings); a peer that exits is noticed
+    /// at once by the connection reset.
+    /// </summary>
+    internal static SocketsHttpHandler NewHandler(CspNodeOptions options)
     {
-        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
-#pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
-        var handler = new SocketsHttpHandler
+        TimeSpan half = KeepAliveInterval(options.PeerTimeout);
+        return new SocketsHttpHandler
         {
-            // A peer that stops answering pings (its machine or network gone) fails the stream
-            // within about PeerTimeout; a peer that exits is noticed at once by the connection reset.
             KeepAlivePingDelay = half,
             KeepAlivePingTimeout = half,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
-            InitialHttp2StreamWindowSize = WindowSize,
             ConnectTimeout = options.PeerTimeout,
-            EnableMultipleHttp2Connections = true,
-            PooledConnectionIdleTimeout = System.Threading.Timeout.InfiniteTimeSpan,
         };
+    }
+
+    /// <summary>A client channel to <paramref name="address"/> with keep-alive pings sized by the peer timeout.</summary>
+    internal static GrpcChannel CreateChannel(CspNodeOptions options, Uri address)
+    {
+#pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
+        SocketsHttpHandler handler = NewHandler(options);
 #pragma warning restore CA2000
+        handler.InitialHttp2StreamWindowSize = WindowSize;
+        handler.EnableMultipleHttp2Connections = true;
+        handler.PooledConnectionIdleTimeout = System.Threading.Timeout.InfiniteTimeSpan;
         return GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
@@ -64,11 +79,14 @@ internal static class NodeTransport
         presented is not null && CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(expected), Encoding.UTF8.GetBytes(presented));
 }
 
-/// <summary>Refuses calls that do not carry the cluster key, when one is configured.</summary>
-internal abstract class ClusterKeyInterceptor : Interceptor
+/// <summary>
+/// A server interceptor that checks every unary and duplex-streaming call before it runs (the
+/// kinds the CspNet services have); <see cref="Check"/> throws UNAUTHENTICATED to refuse one.
+/// </summary>
+internal abstract class CallerCheckInterceptor : Interceptor
 {
-    /// <summary>The key callers must present, or null when none is required.</summary>
-    protected abstract string? Key { get; }
+    /// <summary>Throws an <see cref="RpcException"/> with <see cref="StatusCode.Unauthenticated"/> if the caller may not call.</summary>
+    protected abstract void Check(ServerCallContext context);
 
     public override Task DuplexStreamingServerHandler<TRequest, TResponse>(IAsyncStreamReader<TRequest> requestStream, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, DuplexStreamingServerMethod<TRequest, TResponse> continuation)
     {
@@ -81,8 +99,15 @@ internal abstract class ClusterKeyInterceptor : Interceptor
         Check(context);
         return continuation(request, context);
     }
+}
 
-    private void Check(ServerCallContext context)
+/// <summary>Refuses calls that do not carry the cluster key, when one is configured.</summary>
+internal abstract class ClusterKeyInterceptor : CallerCheckInterceptor
+{
+    /// <summary>The key callers must present, or null when none is required.</summary>
+    protected abstract string? Key { get; }
+
+    protected override void Check(ServerCallContext context)
     {
         if (Key is { Length: > 0 } key && !NodeTransport.KeyMatches(key, context.RequestHeaders.GetValue(NodeTransport.ClusterKeyHeader)))
         {

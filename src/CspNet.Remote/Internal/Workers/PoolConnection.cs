@@ -200,16 +200,9 @@ internal sealed partial class PoolConnection : IAsyncDisposable
 
     internal static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)
     {
-        TimeSpan half = options.PeerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : options.PeerTimeout / 2;
+        // A pool whose machine vanishes is noticed within about PeerTimeout; one that exits, at once.
 #pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
-        var handler = new SocketsHttpHandler
-        {
-            // A pool whose machine vanishes is noticed within about PeerTimeout; one that exits, at once.
-            KeepAlivePingDelay = half,
-            KeepAlivePingTimeout = half,
-            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
-            ConnectTimeout = options.PeerTimeout,
-        };
+        SocketsHttpHandler handler = NodeTransport.NewHandler(options);
 #pragma warning restore CA2000
         if (pool.Tls)
         {

@@ -1,6 +1,4 @@
-using System.Threading.Tasks;
 using Grpc.Core;
-using Grpc.Core.Interceptors;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal;
@@ -11,23 +9,11 @@ namespace CspNet.Remote.Internal;
 /// the cluster key is (NodeTransport.KeyMatches), so the comparison's time tells an attacker nothing.
 /// Every refusal is logged: a caller trying tokens is worth an operator's attention.
 /// </remarks>
-internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : Interceptor
+internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : CallerCheckInterceptor
 {
     private const string Scheme = "Bearer ";
 
-    public override Task DuplexStreamingServerHandler<TRequest, TResponse>(IAsyncStreamReader<TRequest> requestStream, IServerStreamWriter<TResponse> responseStream, ServerCallContext context, DuplexStreamingServerMethod<TRequest, TResponse> continuation)
-    {
-        Check(context);
-        return continuation(requestStream, responseStream, context);
-    }
-
-    public override Task<TResponse> UnaryServerHandler<TRequest, TResponse>(TRequest request, ServerCallContext context, UnaryServerMethod<TRequest, TResponse> continuation)
-    {
-        Check(context);
-        return continuation(request, context);
-    }
-
-    private void Check(ServerCallContext context)
+    protected override void Check(ServerCallContext context)
     {
         if (pool.Options.ClientCertificateAuthority is { } authority)
         {
