@@ -26,22 +26,44 @@ class NameServerClient {
   }
 
   /**
-   * Looks a name up, waiting up to waitMs for some program to register it.
+   * Looks a name up, waiting up to waitMs for some program to register it. The NameServer caps
+   * one call's wait (30 s by default), so a longer wait asks again.
    * @returns {Promise<object>} the NameEntry: kind, value_type, endpoint {host, port}, buffer_capacity, ...
    */
-  resolve(name, waitMs) {
+  async resolve(name, waitMs) {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const asked = Date.now();
+      const remaining = Math.max(0, until - asked);
+      try {
+        return await this.resolveOnce(name, remaining);
+      } catch (error) {
+        const unanswered = error.code === grpc.status.NOT_FOUND || error.code === grpc.status.DEADLINE_EXCEEDED;
+        if (!unanswered) {
+          throw error.code === grpc.status.UNAVAILABLE
+            ? new Error(`Cannot reach the NameServer at ${this.address}: ${error.details}`)
+            : new Error(`The NameServer ${this.address} refused to resolve '${name}': ${grpc.status[error.code]}: ${error.details}`);
+        }
+        if (Date.now() >= until) {
+          throw new Error(`No program registered '${name}' at the NameServer ${this.address} within ${waitMs} ms: start the program that hosts it, or wait longer (--wait-ms).`);
+        }
+        if (Date.now() - asked < remaining / 2) {
+          // A NameServer whose maximum wait is far below ours answers at once: do not spin.
+          await new Promise((resume) => setTimeout(resume, Math.min(500, until - Date.now())));
+        }
+      }
+    }
+  }
+
+  resolveOnce(name, waitMs) {
     // The deadline leaves the server time to answer DEADLINE_EXCEEDED itself after its wait.
     const deadline = new Date(Date.now() + waitMs + 5000);
     return new Promise((resolve, reject) => {
       this.client.Resolve({ name, wait_ms: waitMs }, callMetadata(this.clusterKey), { deadline }, (error, reply) => {
-        if (!error) {
-          resolve(reply.entry);
-        } else if (error.code === grpc.status.NOT_FOUND || error.code === grpc.status.DEADLINE_EXCEEDED) {
-          reject(new Error(`No program registered '${name}' at the NameServer ${this.address} within ${waitMs} ms: start the program that hosts it, or wait longer (--wait-ms).`));
-        } else if (error.code === grpc.status.UNAVAILABLE) {
-          reject(new Error(`Cannot reach the NameServer at ${this.address}: ${error.details}`));
+        if (error) {
+          reject(error);
         } else {
-          reject(new Error(`The NameServer ${this.address} refused to resolve '${name}': ${grpc.status[error.code]}: ${error.details}`));
+          resolve(reply.entry);
         }
       });
     });
