@@ -1,4 +1,5 @@
 using System.Globalization;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Tests.Named;
 
 namespace CspNet.Remote.Tests.Interop;
@@ -130,5 +131,42 @@ public sealed class NodeClientTests
         Assert.True(exitCode == 3, $"exit code {exitCode}, expected 3 (poisoned):\n{string.Join('\n', lines)}");
         Assert.Equal(["\"a\"", "\"b\""], lines.Where(line => !line.StartsWith("stderr:", StringComparison.Ordinal)));
         Assert.Contains(lines, line => line.StartsWith("stderr: poisoned:", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task Read_Any2OneChannel_NodeClientRefusedSayingOnlyTheHomeReads()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        _ = await home.GetAny2OneInAsync<string>("home-reads");
+
+        await using ChildNode client = await NodeClientProgram.StartAsync(system.NameServer, "read", "home-reads", "1");
+
+        (int exitCode, List<string> lines) = await client.ExitWithOutputAsync(ExitTimeout);
+        Assert.True(exitCode == 1, $"exit code {exitCode}, expected 1 (failed):\n{string.Join('\n', lines)}");
+        Assert.Contains(lines, line => line.Contains("FAILED_PRECONDITION", StringComparison.Ordinal) && line.Contains("only reading end", StringComparison.Ordinal));
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task Write_KeyedCluster_NodeClientWithTheKeyWritesAndWithoutIsRefused()
+    {
+        var hostOptions = new NameServerHostOptions { Port = 0 };
+        hostOptions.NameServer.ClusterKey = "s3cret";
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(hostOptions);
+        await using CspNode home = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ClusterKey = "s3cret", ProgramLabel = "home" });
+        AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("keyed");
+
+        await using (ChildNode stranger = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key", "", "--wait-ms", "0", "write", "keyed", "1"))
+        {
+            (int exitCode, List<string> lines) = await stranger.ExitWithOutputAsync(ExitTimeout);
+            Assert.True(exitCode == 1, $"exit code {exitCode}, expected 1 (failed):\n{string.Join('\n', lines)}");
+            Assert.Contains(lines, line => line.Contains("UNAUTHENTICATED", StringComparison.Ordinal));
+        }
+
+        await using ChildNode client = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key", "s3cret", "write", "keyed", "-2147483648", "2147483647");
+        Assert.Equal(int.MinValue, await input.ReadAsync());
+        Assert.Equal(int.MaxValue, await input.ReadAsync());
+        (int code, List<string> output) = await client.ExitWithOutputAsync(ExitTimeout);
+        Assert.True(code == 0, string.Join('\n', output));
     }
 }
