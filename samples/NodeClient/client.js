@@ -78,6 +78,22 @@ function poisonRole(kind) {
 }
 
 async function run(options) {
+  let session = null;
+  let current = null;
+  let interrupted = false;
+  // Ctrl+C cancels the operation in flight exactly: the home answers CANCELLED (nothing moved)
+  // or OK (it had already happened, and a read's value is still printed). Before the link is
+  // open there is nothing to cancel.
+  process.once('SIGINT', () => {
+    interrupted = true;
+    if (!session) {
+      process.exit(130);
+    }
+    if (current) {
+      session.cancel(current);
+    }
+  });
+
   const names = new NameServerClient(options.nameServer, { clusterKey: options.clusterKey });
   let entry;
   try {
@@ -95,17 +111,7 @@ async function run(options) {
   const codec = codecFor(type);
   const values = options.command === 'write' ? options.args.map((text) => codec.parse(text)) : [];
 
-  const session = await LinkSession.open(entry.endpoint, { clusterKey: options.clusterKey });
-  let current = null;
-  let interrupted = false;
-  // Ctrl+C cancels the operation in flight exactly: the home answers CANCELLED (nothing moved)
-  // or OK (it had already happened, and a read's value is still printed).
-  process.once('SIGINT', () => {
-    interrupted = true;
-    if (current) {
-      session.cancel(current);
-    }
-  });
+  session = await LinkSession.open(entry.endpoint, { clusterKey: options.clusterKey });
   try {
     if (options.command === 'poison') {
       const handle = await session.attach(entry, poisonRole(entry.kind));
