@@ -36,7 +36,8 @@ public static class NameServerStatusEndpointRouteBuilderExtensions
         StatusPage page = endpoints.ServiceProvider.GetService<StatusPage>()
             ?? throw new InvalidOperationException("The NameServer's services are missing: call services.AddCspNameServer() when configuring services.");
         RouteGroupBuilder group = endpoints.MapGroup("");
-        group.MapGet(path, page.HtmlAsync);
+        string jsonLink = path[(path.LastIndexOf('/') + 1)..] + ".json";
+        group.MapGet(path, context => page.HtmlAsync(context, jsonLink));
         group.MapGet(path + ".json", page.JsonAsync);
         return group;
     }

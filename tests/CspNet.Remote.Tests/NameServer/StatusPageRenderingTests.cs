@@ -60,7 +60,7 @@ public sealed class StatusPageRenderingTests : IDisposable
         Assert.Equal(TimeSpan.FromSeconds(9), row.LeaseAge);
         Assert.Equal(TimeSpan.FromSeconds(8), row.ExpiresIn);
         Assert.Equal("producer", row.Program);
-        Assert.Contains("<td class=\"num lease-age\">9.0 s</td><td class=\"num\">8.0 s</td>", html, StringComparison.Ordinal);
+        Assert.Contains("<td class=\"num lease-age\">9 s</td><td class=\"num\">8 s</td>", html, StringComparison.Ordinal);
         Assert.Contains("10.0.0.1:7001", html, StringComparison.Ordinal);
         Assert.Contains("<meta http-equiv=\"refresh\" content=\"2\">", html, StringComparison.Ordinal);
     }

@@ -27,8 +27,10 @@ internal sealed class StatusPage(
         failures.Total,
         page.Value.Refresh);
 
-    internal Task HtmlAsync(HttpContext context) =>
-        ServeAsync(context, "text/html; charset=utf-8", snapshot => System.Text.Encoding.UTF8.GetBytes(StatusPageRenderer.Render(snapshot)));
+    /// <param name="context">The request.</param>
+    /// <param name="jsonLink">The JSON twin's address relative to the page.</param>
+    internal Task HtmlAsync(HttpContext context, string jsonLink) =>
+        ServeAsync(context, "text/html; charset=utf-8", snapshot => System.Text.Encoding.UTF8.GetBytes(StatusPageRenderer.Render(snapshot, jsonLink)));
 
     internal Task JsonAsync(HttpContext context) =>
         ServeAsync(context, "application/json; charset=utf-8", StatusJson.Render);

@@ -21,13 +21,16 @@ internal static class StatusPageRenderer
         "h1{font-size:1.4em;margin:0 0 .2em}h2{font-size:1.1em;margin:1.4em 0 .4em}" +
         "p.summary{color:#555;margin:0}" +
         "table{border-collapse:collapse;min-width:40em}" +
-        "th,td{text-align:left;padding:.25em .8em .25em 0;border-bottom:1px solid #ddd;vertical-align:top}" +
+        "th,td{text-align:left;padding:.25em .8em .25em 0;border-bottom:1px solid #ddd;vertical-align:top;white-space:nowrap}" +
+        "td.reason{white-space:normal}" +
         "th{font-weight:600;color:#444}td.num,th.num{text-align:right}" +
         "td.none{color:#888;font-style:italic}code{font-size:13px}" +
         "tr.LeaseExpired td.kind,tr.PoolLost td.kind{color:#a15c00}" +
         "tr.Refused td.kind,tr.Unauthenticated td.kind,tr.Full td.kind{color:#b00020}";
 
-    internal static string Render(StatusSnapshot snapshot)
+    /// <param name="snapshot">What to show.</param>
+    /// <param name="jsonLink">The JSON twin's address relative to the page (its last path segment), linked at the end.</param>
+    internal static string Render(StatusSnapshot snapshot, string jsonLink = "status.json")
     {
         ArgumentNullException.ThrowIfNull(snapshot);
         var html = new StringBuilder(4096);
@@ -58,11 +61,14 @@ internal static class StatusPageRenderer
         }
 
         Failures(html, snapshot);
-        html.Append("</body></html>\n");
+
+        // Last on the page, so a reader (the browser test) can tell a complete page from one still loading.
+        html.Append("<p class=\"summary\" id=\"end\">The same as JSON: <a href=\"").Append(Encode(jsonLink)).Append("\">")
+            .Append(Encode(jsonLink)).Append("</a></p>\n</body></html>\n");
         return html.ToString();
     }
 
-    /// <summary>A duration as a person reads it: <c>850 ms</c>, <c>12.4 s</c>, <c>3 min 05 s</c>, <c>2 h 07 min</c>, <c>3 d 4 h</c>.</summary>
+    /// <summary>A duration as a person reads it: <c>850 ms</c>, <c>2.4 s</c>, <c>12 s</c>, <c>3 min 05 s</c>, <c>2 h 07 min</c>, <c>3 d 4 h</c>.</summary>
     internal static string Duration(TimeSpan span)
     {
         if (span < TimeSpan.Zero)
@@ -73,7 +79,7 @@ internal static class StatusPageRenderer
         return span.TotalSeconds switch
         {
             < 1 => Invariant((long)span.TotalMilliseconds) + " ms",
-            < 10 => span.TotalSeconds.ToString("0.0", CultureInfo.InvariantCulture) + " s",
+            < 10 => span.TotalSeconds.ToString("0.#", CultureInfo.InvariantCulture) + " s",
             < 60 => Invariant((long)span.TotalSeconds) + " s",
             < 3600 => Invariant((long)span.TotalMinutes) + " min " + span.Seconds.ToString("00", CultureInfo.InvariantCulture) + " s",
             < 86400 => Invariant((long)span.TotalHours) + " h " + span.Minutes.ToString("00", CultureInfo.InvariantCulture) + " min",
