@@ -75,6 +75,9 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     // Counts one async process down when its task completes; made on first need, kept for later runs.
     private Action? _onProcessEnded;
 
+    // The same for a process counted in cspnet.process.live (made only while metrics are collected).
+    private Action? _onCountedProcessEnded;
+
     // A pool other than CSPThreadPool.Default, kept outside the object: few parallels set one,
     // and a field would cost every parallel 8 bytes (the object would grow from 56 to 64).
     private static readonly ConditionalWeakTable<Parallel, CSPThreadPool> s_threadPools = new();
@@ -429,6 +432,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 
     private void RunThreadProcess(ICSPProcess process, ExecutionContext context)
     {
+        bool counted = CoreMetrics.EnterLive(CoreMetrics.ThreadKind);
         try
         {
             // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
@@ -441,6 +445,13 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 #pragma warning restore CA1031
         {
             AddError(exception);
+        }
+        finally
+        {
+            if (counted)
+            {
+                CoreMetrics.LeaveLive(CoreMetrics.ThreadKind);
+            }
         }
     }
 
@@ -482,6 +493,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         while (items[index] is ThreadEntry or Parallel);
 
         var process = (IAsyncCSPProcess)items[index]!;
+        bool counted = CoreMetrics.EnterLive(CoreMetrics.AsyncKind);
         Task task;
         try
         {
@@ -492,24 +504,37 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 #pragma warning restore CA1031
         {
             AddError(exception);
-            ProcessEnded();
+            AsyncProcessEnded(counted);
             return;
         }
 
         if (task.IsCompleted)
         {
             AddErrors(task);
-            ProcessEnded();
+            AsyncProcessEnded(counted);
             return;
         }
 
         // The task is looked at again only when the whole run has ended (see Finish), so one
-        // delegate serves every process of this parallel.
+        // delegate serves every process of this parallel (two while metrics are collected: a
+        // process counted as live is counted out when it ends).
         items[count + index] = task;
-        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnProcessEnded);
+        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(counted ? OnCountedProcessEnded : OnProcessEnded);
     }
 
     private Action OnProcessEnded => _onProcessEnded ?? Interlocked.CompareExchange(ref _onProcessEnded, ProcessEnded, null) ?? _onProcessEnded;
+
+    private Action OnCountedProcessEnded => _onCountedProcessEnded ?? Interlocked.CompareExchange(ref _onCountedProcessEnded, () => AsyncProcessEnded(counted: true), null) ?? _onCountedProcessEnded;
+
+    private void AsyncProcessEnded(bool counted)
+    {
+        if (counted)
+        {
+            CoreMetrics.LeaveLive(CoreMetrics.AsyncKind);
+        }
+
+        ProcessEnded();
+    }
 
     private void ProcessEnded()
     {

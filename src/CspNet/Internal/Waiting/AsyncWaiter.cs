@@ -29,9 +29,20 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         IsReader = isReader;
     }
 
-    internal ValueTask<T> AsReadTask() => new(this, _core.Version);
+    // Whether this parked operation was counted in cspnet.process.parked: only then is its end counted.
+    private bool _countedParked;
 
-    internal ValueTask AsWriteTask() => new(this, _core.Version);
+    internal ValueTask<T> AsReadTask()
+    {
+        _countedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        return new(this, _core.Version);
+    }
+
+    internal ValueTask AsWriteTask()
+    {
+        _countedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        return new(this, _core.Version);
+    }
 
     /// <summary>
     /// Registers cancellation. Must happen before the waiter is queued: registering afterwards
@@ -64,6 +75,12 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     /// </summary>
     internal void Discard()
     {
+        if (_countedParked)
+        {
+            _countedParked = false;
+            CoreMetrics.LeaveParked(CoreMetrics.AsyncKind);
+        }
+
         _registration.Dispose();
         _registration = default;
         Recycle();
