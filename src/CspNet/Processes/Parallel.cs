@@ -75,9 +75,6 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     // Counts one async process down when its task completes; made on first need, kept for later runs.
     private Action? _onProcessEnded;
 
-    // The same for a process counted in cspnet.process.live (made only while metrics are collected).
-    private Action? _onCountedProcessEnded;
-
     // A pool other than CSPThreadPool.Default, kept outside the object: few parallels set one,
     // and a field would cost every parallel 8 bytes (the object would grow from 56 to 64).
     private static readonly ConditionalWeakTable<Parallel, CSPThreadPool> s_threadPools = new();
@@ -516,15 +513,14 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         }
 
         // The task is looked at again only when the whole run has ended (see Finish), so one
-        // delegate serves every process of this parallel (two while metrics are collected: a
-        // process counted as live is counted out when it ends).
+        // delegate serves every process of this parallel. A process counted in cspnet.process.live
+        // gets a delegate of its own that counts it out: an allocation only while someone listens,
+        // rather than a field in every parallel (a program may hold millions).
         items[count + index] = task;
-        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(counted ? OnCountedProcessEnded : OnProcessEnded);
+        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(counted ? () => AsyncProcessEnded(counted: true) : OnProcessEnded);
     }
 
     private Action OnProcessEnded => _onProcessEnded ?? Interlocked.CompareExchange(ref _onProcessEnded, ProcessEnded, null) ?? _onProcessEnded;
-
-    private Action OnCountedProcessEnded => _onCountedProcessEnded ?? Interlocked.CompareExchange(ref _onCountedProcessEnded, () => AsyncProcessEnded(counted: true), null) ?? _onCountedProcessEnded;
 
     private void AsyncProcessEnded(bool counted)
     {

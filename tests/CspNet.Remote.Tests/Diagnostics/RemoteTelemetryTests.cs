@@ -30,10 +30,7 @@ public sealed class RemoteTelemetryTests
     public async Task WriteAsync_ToAChannelHomedInTheReadingProgram_ReceiveActivityContinuesTheWritersTrace()
     {
         await using TestSystem system = await TestSystem.StartAsync();
-        CspNode reader = await system.NodeAsync("reader");
-        CspNode writer = await system.NodeAsync("writer");
-        AltingChannelIn<int> input = await reader.GetOne2OneInAsync<int>("traced");
-        IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("traced");
+        (AltingChannelIn<int> input, IChannelOut<int> output) = await ConnectAsync(system, "traced");
         var stopped = new ConcurrentQueue<Activity>();
         using ActivityListener listener = Listen(stopped);
         using var caller = new ActivitySource("CspNet.Tests.Caller");
@@ -68,10 +65,7 @@ public sealed class RemoteTelemetryTests
     public async Task LinkAndWriteInstruments_ThreeRemoteWrites_CountFramesBytesAndEachRoundTrip()
     {
         await using TestSystem system = await TestSystem.StartAsync();
-        CspNode reader = await system.NodeAsync("reader");
-        CspNode writer = await system.NodeAsync("writer");
-        AltingChannelIn<int> input = await reader.GetOne2OneInAsync<int>("counted");
-        IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("counted");
+        (AltingChannelIn<int> input, IChannelOut<int> output) = await ConnectAsync(system, "counted");
         using MetricCollector<long> messages = Collect<long>("cspnet.remote.link.messages");
         using MetricCollector<long> bytes = Collect<long>("cspnet.remote.link.io");
         using MetricCollector<double> duration = Collect<double>("cspnet.remote.write.duration");
@@ -149,6 +143,14 @@ public sealed class RemoteTelemetryTests
         Assert.All(processes, p => Assert.Contains(jobs, j => j.TraceId == p.TraceId && j.SpanId == p.ParentSpanId));
         Assert.Single(jobs, j => j.Status == ActivityStatusCode.Error);
         Assert.Single(processes, p => p.Status == ActivityStatusCode.Error);
+    }
+
+    /// <summary>A channel homed in a reading program, and its writing end in another program.</summary>
+    private static async Task<(AltingChannelIn<int> Input, IChannelOut<int> Output)> ConnectAsync(TestSystem system, string name)
+    {
+        CspNode reader = await system.NodeAsync("reader");
+        CspNode writer = await system.NodeAsync("writer");
+        return (await reader.GetOne2OneInAsync<int>(name), await writer.GetOne2OneOutAsync<int>(name));
     }
 
     private static MetricCollector<T> Collect<T>(string instrument)

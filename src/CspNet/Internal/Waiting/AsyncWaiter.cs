@@ -29,18 +29,15 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         IsReader = isReader;
     }
 
-    // Whether this parked operation was counted in cspnet.process.parked: only then is its end counted.
-    private bool _countedParked;
-
     internal ValueTask<T> AsReadTask()
     {
-        _countedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        CountedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
         return new(this, _core.Version);
     }
 
     internal ValueTask AsWriteTask()
     {
-        _countedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        CountedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
         return new(this, _core.Version);
     }
 
@@ -75,9 +72,9 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     /// </summary>
     internal void Discard()
     {
-        if (_countedParked)
+        if (CountedParked)
         {
-            _countedParked = false;
+            CountedParked = false;
             CoreMetrics.LeaveParked(CoreMetrics.AsyncKind);
         }
 
