@@ -21,10 +21,10 @@ internal static class RemoteMetrics
     internal static readonly Meter Meter = new(CspNetRemoteTelemetry.MeterName, typeof(RemoteMetrics).Assembly.GetName().Version?.ToString());
 
     internal static readonly Counter<long> LinkMessages = Meter.CreateCounter<long>(
-        "cspnet.remote.link.messages", "{message}", "Link frames sent (transmit) and received (receive) by this program, over all its links.");
+        "cspnet.remote.link.messages", "{message}", "gRPC messages of Link streams sent (transmit) and received (receive) by this program, over all its links.");
 
     internal static readonly Counter<long> LinkBytes = Meter.CreateCounter<long>(
-        "cspnet.remote.link.io", "By", "Bytes of Link frames sent (transmit) and received (receive), protobuf payload without gRPC and HTTP/2 framing.");
+        "cspnet.remote.link.io", "By", "Bytes of Link messages sent (transmit) and received (receive): protobuf payload, without gRPC and HTTP/2 framing.");
 
     internal static readonly Histogram<double> WriteDuration = Meter.CreateHistogram<double>(
         "cspnet.remote.write.duration", "s", "Round trip of a remote write that waits for the home: from sending the value to the home's answer that a reader took it (or its buffer did).");
