@@ -193,6 +193,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
             }
         }
 
+        RemoteMetrics.CountRegistration(registered.Kind.ToString());
         return Task.FromResult(new NameRegistration(registered, Created: true));
     }
 
@@ -476,6 +477,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
             return;
         }
 
+        RemoteMetrics.CountLeaseExpiries(expired.Count);
         foreach (LeaseState lease in expired)
         {
             LogLeaseExpired(_logger, lease.Id, lease.Program, lease.Endpoint, lease.Names.Count);

@@ -429,6 +429,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 
     private void RunThreadProcess(ICSPProcess process, ExecutionContext context)
     {
+        bool counted = CoreMetrics.EnterLive(CoreMetrics.ThreadKind);
         try
         {
             // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
@@ -441,6 +442,13 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 #pragma warning restore CA1031
         {
             AddError(exception);
+        }
+        finally
+        {
+            if (counted)
+            {
+                CoreMetrics.LeaveLive(CoreMetrics.ThreadKind);
+            }
         }
     }
 
@@ -482,6 +490,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         while (items[index] is ThreadEntry or Parallel);
 
         var process = (IAsyncCSPProcess)items[index]!;
+        bool counted = CoreMetrics.EnterLive(CoreMetrics.AsyncKind);
         Task task;
         try
         {
@@ -492,24 +501,36 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 #pragma warning restore CA1031
         {
             AddError(exception);
-            ProcessEnded();
+            AsyncProcessEnded(counted);
             return;
         }
 
         if (task.IsCompleted)
         {
             AddErrors(task);
-            ProcessEnded();
+            AsyncProcessEnded(counted);
             return;
         }
 
         // The task is looked at again only when the whole run has ended (see Finish), so one
-        // delegate serves every process of this parallel.
+        // delegate serves every process of this parallel. A process counted in cspnet.process.live
+        // gets a delegate of its own that counts it out: an allocation only while someone listens,
+        // rather than a field in every parallel (a program may hold millions).
         items[count + index] = task;
-        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnProcessEnded);
+        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(counted ? () => AsyncProcessEnded(counted: true) : OnProcessEnded);
     }
 
     private Action OnProcessEnded => _onProcessEnded ?? Interlocked.CompareExchange(ref _onProcessEnded, ProcessEnded, null) ?? _onProcessEnded;
+
+    private void AsyncProcessEnded(bool counted)
+    {
+        if (counted)
+        {
+            CoreMetrics.LeaveLive(CoreMetrics.AsyncKind);
+        }
+
+        ProcessEnded();
+    }
 
     private void ProcessEnded()
     {

@@ -16,6 +16,7 @@ namespace CspNet.Remote.Tests.Link;
 public sealed class LinkMarshallerTests
 {
     private const int Large = 40_000;
+    private const string Traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
     [Fact]
     public void Serialize_EveryFrameKind_WritesTheGeneratedSerializersBytes()
@@ -105,6 +106,25 @@ public sealed class LinkMarshallerTests
         Assert.NotNull(received.Rented);
         Assert.Equal(ClientFrame.Parser.ParseFrom(input), received);
         Assert.Equal(input, received.ToByteArray());
+    }
+
+    [Fact]
+    public void Deserialize_LargeWriteWithTraceparentBeforeItsData_PooledAndTheTraceparentKept()
+    {
+        // The generated serializer writes traceparent (field 5) after data (field 3); another
+        // implementation may write it first. Either way the data is pooled and the field read.
+        var pool = new CountingPool();
+        var marshaller = new LinkMarshaller(pool, LinkMarshaller.DefaultPooledThreshold);
+        byte[] traceparent = System.Text.Encoding.UTF8.GetBytes(Traceparent);
+        byte[] input = Field(5, 2, [.. Field(5, 2, traceparent), .. Varint(1 << 3 | 0), .. Varint(4), .. Field(3, 2, Data(Large))]);
+
+        ClientFrame received = Deserialize(marshaller.ClientFrames, input, segmentSize: 1000);
+
+        Assert.NotNull(received.Rented);
+        Assert.Equal(Traceparent, received.Write.Traceparent);
+        Assert.Equal(ClientFrame.Parser.ParseFrom(input), received);
+        received.TakeRented()?.Return();
+        pool.AssertAllReturnedOnce();
     }
 
     [Fact]
@@ -311,6 +331,7 @@ public sealed class LinkMarshallerTests
         yield return new ClientFrame { Chunk = new Chunk { OpId = 0, Data = bytes } };
         yield return new ClientFrame { Write = new Write { Handle = uint.MaxValue, OpId = ulong.MaxValue, Data = bytes } };
         yield return new ClientFrame { Write = new Write { Data = bytes } };
+        yield return new ClientFrame { Write = new Write { Handle = 1, OpId = 2, Data = bytes, Credited = true, Traceparent = Traceparent } };
         yield return new ClientFrame { Read = new Read { Handle = 4, OpId = 5 } };
         yield return new ClientFrame { Cancel = new Cancel { OpId = 6 } };
         yield return new ClientFrame { Poison = new Poison { Handle = 7 } };

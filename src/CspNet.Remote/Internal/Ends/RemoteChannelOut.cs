@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
@@ -63,6 +64,8 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
 
         PooledValueBuffer bytes;
         PendingOp op;
+        Activity? activity = RemoteTracing.StartSend(_name);
+        long started = RemoteMetrics.StartWrite();
         try
         {
             if (_credits?.Poisoned is { } poisoned)
@@ -78,40 +81,45 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
                 {
                     if (credits.TryTakeLocked())
                     {
-                        _link.SendCredited(_handle, bytes);
+                        // Complete when handed to the link: no round trip to time.
+                        _link.SendCredited(_handle, bytes, RemoteTracing.Traceparent(activity));
+                        activity?.Stop();
                         return default;
                     }
 
                     credits.BeginPlainLocked();
-                    op = SendPlain(bytes);
+                    op = SendPlain(bytes, activity);
                 }
             }
             else
             {
-                op = SendPlain(bytes);
+                op = SendPlain(bytes, activity);
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
         catch (Exception e)
 #pragma warning restore CA1031
         {
+            RemoteTracing.Stop(activity, e.Message);
             return ValueTask.FromException(e);
         }
 
-        return WaitForHomeAsync(op, bytes, cancellationToken);
+        return WaitForHomeAsync(op, bytes, activity, started, cancellationToken);
     }
 
-    private PendingOp SendPlain(PooledValueBuffer bytes)
+    private PendingOp SendPlain(PooledValueBuffer bytes, Activity? activity)
     {
         PendingOp op = _link.Begin();
-        _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Data = last } });
+        string traceparent = RemoteTracing.Traceparent(activity);
+        _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Data = last, Traceparent = traceparent } });
         return op;
     }
 
     /// <summary>A write without a credit: one round trip, exact under cancellation (see the class).</summary>
-    private async ValueTask WaitForHomeAsync(PendingOp op, PooledValueBuffer bytes, CancellationToken cancellationToken)
+    private async ValueTask WaitForHomeAsync(PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, CancellationToken cancellationToken)
     {
         Completion completion = await _link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        RemoteMetrics.EndWrite(started);
         _credits?.EndPlain(completion.Lost is null && op.CreditUsed);
         if (completion.Lost is null)
         {
@@ -119,7 +127,17 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
             bytes.Return();
         }
 
-        completion.ThrowIfFailed($"Writing to '{_name}'", cancellationToken);
+        try
+        {
+            completion.ThrowIfFailed($"Writing to '{_name}'", cancellationToken);
+        }
+        catch (Exception e)
+        {
+            RemoteTracing.Stop(activity, e.Message);
+            throw;
+        }
+
+        activity?.Stop();
     }
 
     public void Poison()

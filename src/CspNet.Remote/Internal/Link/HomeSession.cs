@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
@@ -281,6 +282,7 @@ internal sealed partial class HomeSession
     {
         RequireNew(write.OpId);
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
+        Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
         try
         {
             bool tooLarge = _oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize;
@@ -303,29 +305,32 @@ internal sealed partial class HomeSession
             }
 
             var value = ValueAssembler.Complete(chunks, write.Data);
-            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value);
+            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity);
+            activity = null; // ended with the operation
         }
         finally
         {
+            activity?.Stop();
             // The value was decoded before WriteAsync returned: its pooled parts go back now, not
             // when a reader takes it, so a blocked write holds the decoded value only.
             chunks?.Release();
         }
     }
 
-    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null)
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null)
     {
         RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
         {
             Complete(opId, new OpResult(Outcome.Error, StatusCode.NotFound, $"Handle {handle} is not attached on this stream."));
+            RemoteTracing.Stop(activity, "not attached");
             return;
         }
 
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
         _running[opId] = new RunningOp(handle, cts, settled);
-        _ = RunOperation(opId, cts, operation(end, cts.Token, argument));
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity);
     }
 
     /// <summary>
@@ -371,9 +376,10 @@ internal sealed partial class HomeSession
         }
     }
 
-    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation)
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity)
     {
         OpResult result = await operation.ConfigureAwait(false);
+        RemoteTracing.Stop(activity, result.Outcome == Outcome.Ok ? null : result.Outcome.ToString());
 
         // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
         // client learns the truth from this Completed. The source is not disposed: a Cancel frame

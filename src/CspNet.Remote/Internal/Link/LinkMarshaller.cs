@@ -74,9 +74,11 @@ internal sealed class LinkMarshaller
     private static void Serialize<T>(T frame, SerializationContext context)
         where T : IMessage<T>
     {
-        context.SetPayloadLength(frame.CalculateSize());
+        int size = frame.CalculateSize();
+        context.SetPayloadLength(size);
         frame.WriteTo(context.GetBufferWriter());
         context.Complete();
+        RemoteMetrics.CountSent(size);
     }
 
     private ClientFrame DeserializeClientFrame(DeserializationContext context) => Deserialize(context, ClientFrame.Parser, home: false);
@@ -93,6 +95,7 @@ internal sealed class LinkMarshaller
         where T : IMessage<T>, IPooledFrame
     {
         ReadOnlySequence<byte> payload = context.PayloadAsReadOnlySequence();
+        RemoteMetrics.CountReceived(payload.Length);
         if (!TryFindData(payload, home, out DataField field))
         {
             return parser.ParseFrom(payload);

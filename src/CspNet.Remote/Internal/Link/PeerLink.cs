@@ -124,7 +124,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// pool once the pump has written the Write frame (after its chunks), which is when gRPC has
     /// copied the last of it.
     /// </summary>
-    internal void SendCredited(uint handle, PooledValueBuffer bytes)
+    internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent)
     {
         ThrowIfFailed();
         ulong id = (ulong)Interlocked.Increment(ref _nextOp);
@@ -133,7 +133,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         lock (_creditedOrder)
         {
             _creditedBuffers.Enqueue(bytes);
-            SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true } });
+            SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true, Traceparent = traceparent } });
         }
     }
 

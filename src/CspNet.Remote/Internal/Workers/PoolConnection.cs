@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Net.Http;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
@@ -143,16 +144,25 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             }
         }
 
+        using Activity? activity = RemoteTracing.StartJob(job.TypeName, Pool.Name);
         try
         {
-            await SendAsync(new Proto.ClientFrame { Job = WorkerProtocol.ToProto(id, job) }).ConfigureAwait(false);
+            Proto.Job message = WorkerProtocol.ToProto(id, job);
+            message.Traceparent = RemoteTracing.Traceparent(activity);
+            await SendAsync(new Proto.ClientFrame { Job = message }).ConfigureAwait(false);
         }
         catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException)
         {
             // The stream is failing: the reading loop ends every pending job, this one included.
         }
 
-        return await pending.Result.Task.ConfigureAwait(false);
+        JobResult result = await pending.Result.Task.ConfigureAwait(false);
+        if (result.Error is { } error)
+        {
+            activity?.SetStatus(ActivityStatusCode.Error, error.Message);
+        }
+
+        return result;
     }
 
     /// <summary>Cancels the stream without waiting for the pool (the caller stopped waiting); jobs running there run to their end.</summary>

@@ -1,6 +1,7 @@
 using System;
 using System.Buffers;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.IO;
 using System.Threading;
 using System.Threading.Channels;
@@ -89,6 +90,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             // The client has sent everything: images that never came will not come.
             foreach ((ulong id, Waiting waiting) in _waiting)
             {
+                RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
                 Refuse(id, Proto.RefusalReason.AssemblyMissing, $"The client ended its stream without sending {waiting.Missing.Count} assembly images the job needs.");
             }
 
@@ -105,8 +107,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         public async Task EndAsync()
         {
             _ended = true;
-            foreach (Waiting _ in _waiting.Values)
+            foreach (Waiting waiting in _waiting.Values)
             {
+                RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
                 pool.Return(1);
             }
 
@@ -168,12 +171,12 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             IReadOnlyList<ShippedAssembly> missing = pool.Code.Missing(job.Assemblies);
             if (missing.Count == 0)
             {
-                Start(message.JobId, job);
+                Start(message.JobId, job, message.Traceparent);
                 return;
             }
 
             var need = new Proto.NeedAssemblies { JobId = message.JobId };
-            var waiting = new Waiting(job, new Dictionary<string, ShippedAssembly>(StringComparer.Ordinal));
+            var waiting = new Waiting(job, new Dictionary<string, ShippedAssembly>(StringComparer.Ordinal), message.Traceparent, RemoteMetrics.Enter(RemoteMetrics.JobsQueued));
             foreach (ShippedAssembly assembly in missing)
             {
                 waiting.Missing[assembly.Sha256] = assembly;
@@ -255,13 +258,13 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
                 if (refusal is not null)
                 {
-                    _waiting.Remove(id);
+                    Dequeue(id, waiting);
                     Refuse(id, Proto.RefusalReason.HashMismatch, refusal);
                 }
                 else if (waiting.Missing.Count == 0)
                 {
-                    _waiting.Remove(id);
-                    Start(id, waiting.Job);
+                    Dequeue(id, waiting);
+                    Start(id, waiting.Job, waiting.Traceparent);
                 }
             }
         }
@@ -290,6 +293,12 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             pool.Return(workers);
         }
 
+        private void Dequeue(ulong id, Waiting waiting)
+        {
+            _waiting.Remove(id);
+            RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
+        }
+
         private void ReturnUnused()
         {
             pool.Return(_unused);
@@ -297,7 +306,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         }
 
         /// <summary>Runs the job on a thread of its own; its worker goes back to the pool when it ends.</summary>
-        private void Start(ulong id, ShippedProcess job)
+        private void Start(ulong id, ShippedProcess job, string traceparent)
         {
             CspNode node = pool.Ready.Result;
             Task<Exception?> run = ProcessThread.Start(
@@ -323,7 +332,23 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
                         Send(new Proto.PoolFrame { Started = new Proto.Started { JobId = id } });
                         LogJobStarted(pool.Logger, id, job.TypeName, context.Peer);
-                        lease.Process.Run();
+
+                        // Current on this thread: the process's own remote writes join the client's trace.
+                        using Activity? activity = RemoteTracing.StartProcess(traceparent, job.TypeName);
+                        bool running = RemoteMetrics.Enter(RemoteMetrics.JobsRunning);
+                        try
+                        {
+                            lease.Process.Run();
+                        }
+                        catch (Exception e)
+                        {
+                            activity?.SetStatus(ActivityStatusCode.Error, e.Message);
+                            throw;
+                        }
+                        finally
+                        {
+                            RemoteMetrics.Leave(RemoteMetrics.JobsRunning, running);
+                        }
                     }
                 },
                 node,
@@ -339,10 +364,12 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                             Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Ok = new Proto.Ok() } });
                             break;
                         case RefusedJob refused:
+                            RemoteMetrics.CountJobFailed(refused.Inner.Reason.ToString());
                             LogJobRefused(pool.Logger, id, job.TypeName, context.Peer, refused.Inner.Reason, refused.Inner.Message);
                             Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Refused = new Proto.Refused { Reason = WorkerProtocol.ToProto(refused.Inner.Reason), Message = refused.Inner.Message } } });
                             break;
                         default:
+                            RemoteMetrics.CountJobFailed(failure.GetType().FullName ?? failure.GetType().Name);
                             LogJobFailed(pool.Logger, id, job.TypeName, failure.GetType().FullName, failure.Message);
                             Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Failure = WorkerProtocol.ToProto(ProcessFailure.From(failure)) } });
                             break;
@@ -355,6 +382,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
         private void Refuse(ulong id, Proto.RefusalReason reason, string message)
         {
+            RemoteMetrics.CountJobFailed(reason.ToString());
             pool.Return(1);
             Send(new Proto.PoolFrame { Done = new Proto.Done { JobId = id, Refused = new Proto.Refused { Reason = reason, Message = message } } });
         }
@@ -383,7 +411,8 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
         private static RpcException Invalid(string message) => new(new Status(StatusCode.InvalidArgument, message));
 
-        private sealed record Waiting(ShippedProcess Job, Dictionary<string, ShippedAssembly> Missing);
+        /// <summary>A job waiting for its code; <paramref name="Queued"/>: counted in cspnet.pool.jobs.queued, so counted out when it leaves.</summary>
+        private sealed record Waiting(ShippedProcess Job, Dictionary<string, ShippedAssembly> Missing, string Traceparent, bool Queued);
     }
 
     /// <summary>Carries a refusal out of a worker thread, apart from the process's own exceptions.</summary>

@@ -130,7 +130,19 @@ internal sealed partial class AlternativeCore
                 }
 
                 ArmTimer(EarliestDeadline());
-                await new ValueTask<bool>(this, _asyncCore.Version).ConfigureAwait(false);
+                bool counted = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+                try
+                {
+                    await new ValueTask<bool>(this, _asyncCore.Version).ConfigureAwait(false);
+                }
+                finally
+                {
+                    if (counted)
+                    {
+                        CoreMetrics.LeaveParked(CoreMetrics.AsyncKind);
+                    }
+                }
+
                 DisarmTimer();
             }
             else if (wakeOwed)

@@ -137,6 +137,22 @@ internal sealed partial class AlternativeCore
 
     private void ParkBlocking(ManualResetEventSlim signal)
     {
+        bool counted = CoreMetrics.EnterParked(CoreMetrics.ThreadKind);
+        try
+        {
+            ParkBlockingCore(signal);
+        }
+        finally
+        {
+            if (counted)
+            {
+                CoreMetrics.LeaveParked(CoreMetrics.ThreadKind);
+            }
+        }
+    }
+
+    private void ParkBlockingCore(ManualResetEventSlim signal)
+    {
         long deadline = EarliestDeadline();
         try
         {

@@ -395,6 +395,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     private int Finish(int chosen)
     {
         _last = chosen;
+        CoreMetrics.CountSelection();
         try
         {
             _guards[chosen].Confirm(_sites[chosen]);

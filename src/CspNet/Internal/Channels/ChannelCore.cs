@@ -365,6 +365,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         WakeAll(readers);
         WakeAll(writers);
         SignalPoisonWatch();
+        CoreMetrics.CountPoisoned(_kindName);
     }
 
     /// <summary>
@@ -462,6 +463,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 RefillLocked(buffer, partner);
             }
 
+            CoreMetrics.CountCommunication(_kindName);
             return true;
         }
 
@@ -470,6 +472,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         {
             item = partner.Item!;
             partner.Item = default;
+            CoreMetrics.CountCommunication(_kindName);
             return true;
         }
 
@@ -503,6 +506,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         if (partner is not null)
         {
             partner.Item = item;
+            CoreMetrics.CountCommunication(_kindName);
             return true;
         }
 

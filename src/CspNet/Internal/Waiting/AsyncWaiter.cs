@@ -29,9 +29,17 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         IsReader = isReader;
     }
 
-    internal ValueTask<T> AsReadTask() => new(this, _core.Version);
+    internal ValueTask<T> AsReadTask()
+    {
+        CountedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        return new(this, _core.Version);
+    }
 
-    internal ValueTask AsWriteTask() => new(this, _core.Version);
+    internal ValueTask AsWriteTask()
+    {
+        CountedParked = CoreMetrics.EnterParked(CoreMetrics.AsyncKind);
+        return new(this, _core.Version);
+    }
 
     /// <summary>
     /// Registers cancellation. Must happen before the waiter is queued: registering afterwards
@@ -64,6 +72,12 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     /// </summary>
     internal void Discard()
     {
+        if (CountedParked)
+        {
+            CountedParked = false;
+            CoreMetrics.LeaveParked(CoreMetrics.AsyncKind);
+        }
+
         _registration.Dispose();
         _registration = default;
         Recycle();

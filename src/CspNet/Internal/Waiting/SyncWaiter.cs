@@ -57,6 +57,22 @@ internal sealed class SyncWaiter<T> : Waiter<T>
     /// </remarks>
     internal void WaitForPartner()
     {
+        bool counted = CoreMetrics.EnterParked(CoreMetrics.ThreadKind);
+        try
+        {
+            WaitForPartnerCore();
+        }
+        finally
+        {
+            if (counted)
+            {
+                CoreMetrics.LeaveParked(CoreMetrics.ThreadKind);
+            }
+        }
+    }
+
+    private void WaitForPartnerCore()
+    {
         try
         {
             _signal.Wait();

@@ -39,6 +39,13 @@ internal abstract class Waiter<T>
     /// <summary>Whether the waiter is (or was last) queued as a reader; set by the owner when it queues it.</summary>
     internal bool IsReader;
 
+    /// <summary>
+    /// Whether this parked async operation was counted in <c>cspnet.process.parked</c>: only then is
+    /// its end counted. Here rather than in <see cref="AsyncWaiter{T}"/>: beside the two flags above
+    /// it fills padding, so no waiter grows.
+    /// </summary>
+    internal bool CountedParked;
+
     internal int State => Volatile.Read(ref _state);
 
     /// <summary>
