@@ -136,6 +136,12 @@ public static class CspManager
     /// <returns>A task that completes when everything is closed.</returns>
     public static ValueTask ShutdownAsync() => Interlocked.Exchange(ref _node, null) is { } node ? node.DisposeAsync() : default;
 
+    /// <summary>Makes a node the host started (<c>AddCspNode</c>) the program's node; false if there is one already.</summary>
+    internal static bool TryAttach(CspNode node) => TrySet(node);
+
+    /// <summary>Forgets <paramref name="node"/> as the program's node, if it still is; the host disposes it.</summary>
+    internal static void Detach(CspNode node) => Interlocked.CompareExchange(ref _node, null, node);
+
     private static bool TrySet(CspNode node)
     {
         lock (Gate)
