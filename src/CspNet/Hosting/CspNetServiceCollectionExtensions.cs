@@ -23,8 +23,7 @@ public static class CspNetServiceCollectionExtensions
     {
         ArgumentNullException.ThrowIfNull(services);
         OptionsBuilder<CspNetOptions> options = services.AddOptions<CspNetOptions>();
-        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CspNetOptions>>(
-            static provider => new ConfigureFromSection<CspNetOptions>(provider, CspNetOptions.SectionName)));
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IConfigureOptions<CspNetOptions>, CspNetOptionsSetup>());
         if (configure is not null)
         {
             options.Configure(configure);

@@ -62,7 +62,7 @@ public sealed class CspNodeHostTests
 
         Assert.Contains("'CspNet:Node'", error.Message, StringComparison.Ordinal);
         Assert.Contains(expected, error.Message, StringComparison.Ordinal);
-        await Assert.ThrowsAnyAsync<Exception>(() => host.Services.GetRequiredService<CspNodeHost>().GetNodeAsync());
+        Assert.Throws<InvalidOperationException>(() => host.Services.GetRequiredService<CspNodeHost>().Node);
     }
 
     [Fact]

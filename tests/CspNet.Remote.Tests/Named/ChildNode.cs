@@ -29,19 +29,23 @@ internal sealed class ChildNode : IAsyncDisposable
     {
         string program = BuildOutput.ProgramPath(folder, name);
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
-        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable())
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            RedirectStandardInput = true,
-            UseShellExecute = false,
-        };
+        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable());
         start.ArgumentList.Add(program);
         foreach (string argument in arguments)
         {
             start.ArgumentList.Add(argument);
         }
 
+        return Start(start);
+    }
+
+    /// <summary>Starts <paramref name="start"/> with its output collected and the common environment added.</summary>
+    internal static ChildNode Start(ProcessStartInfo start)
+    {
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        start.RedirectStandardInput = true;
+        start.UseShellExecute = false;
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
         start.Environment["DOTNET_NOLOGO"] = "1";
         start.Environment["Logging__Console__FormatterName"] = "simple";
@@ -79,6 +83,10 @@ internal sealed class ChildNode : IAsyncDisposable
 
     /// <summary>Waits for the next line that contains <paramref name="text"/> anywhere (log lines have prefixes).</summary>
     internal Task<string> WaitForTextAsync(string text) => WaitForLineAsync(line => line.Contains(text, StringComparison.Ordinal), text);
+
+    /// <summary>Like <see cref="WaitForTextAsync"/>, but a line already read while waiting for another counts too (log lines may come in either order).</summary>
+    internal Task<string> SeenOrWaitForTextAsync(string text) =>
+        _seen.Find(line => line.Contains(text, StringComparison.Ordinal)) is { } seen ? Task.FromResult(seen) : WaitForTextAsync(text);
 
     private async Task<string> WaitForLineAsync(Func<string, bool> matches, string prefix)
     {
