@@ -15,6 +15,8 @@ namespace CspNet;
 /// Call one of the Init methods at the start of the program, before the first named getter
 /// (<c>Factory.GetOne2OneIn&lt;T&gt;(name)</c> and the others). Calling Init again after a successful Init
 /// throws; call <see cref="Shutdown"/> first. Thread-safe.
+/// On the Generic Host, <c>services.AddCspNode()</c> takes the place of Init: the node it starts with
+/// the host is this class's node until the host stops (see <see cref="Hosting.CspNodeHost"/>).
 /// </remarks>
 public static class CspManager
 {
@@ -31,7 +33,8 @@ public static class CspManager
     /// <exception cref="InvalidOperationException">Neither Init nor InitStandAlone has been called.</exception>
     public static CspNode Node => Ambient.Value ?? Volatile.Read(ref _node) ?? throw new InvalidOperationException(
         "Named channels, barriers and buckets need CspManager.Init(port, nameServerPort) (shared with other programs) " +
-        "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program.");
+        "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program " +
+        "(on the Generic Host, services.AddCspNode() starts the node with the host).");
 
     /// <summary>Whether Init or InitStandAlone has been called (and not shut down).</summary>
     public static bool IsInitialized => Ambient.Value is not null || Volatile.Read(ref _node) is not null;
