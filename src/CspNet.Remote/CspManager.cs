@@ -16,7 +16,7 @@ namespace CspNet;
 /// (<c>Factory.GetOne2OneIn&lt;T&gt;(name)</c> and the others). Calling Init again after a successful Init
 /// throws; call <see cref="Shutdown"/> first. Thread-safe.
 /// On the Generic Host, <c>services.AddCspNode()</c> takes the place of Init: the node it starts with
-/// the host is this class's node until the host stops (see <see cref="Hosting.CspNodeHost"/>).
+/// the host is this class's node until the host stops (see <see cref="Remote.Hosting.CspNodeHost"/>).
 /// </remarks>
 public static class CspManager
 {
