@@ -76,6 +76,29 @@ public sealed class ReportProcessId : ICSPProcess
     public void Run() => Factory.GetAny2OneOut<int>(channelName).Write(Environment.ProcessId);
 }
 
+/// <summary>
+/// Writes the id of its operating-system process to a named channel, then waits for a release on
+/// another: while no release is sent, every such process holds its worker, so N of them that all
+/// reported were running at the same time on N workers.
+/// </summary>
+public sealed class ReportProcessIdThenWait : ICSPProcess
+{
+    private readonly string idChannel;
+    private readonly string releaseChannel;
+
+    public ReportProcessIdThenWait(string idChannel, string releaseChannel)
+    {
+        this.idChannel = idChannel;
+        this.releaseChannel = releaseChannel;
+    }
+
+    public void Run()
+    {
+        Factory.GetAny2OneOut<int>(idChannel).Write(Environment.ProcessId);
+        Factory.GetOne2AnyIn<bool>(releaseChannel).Read();
+    }
+}
+
 /// <summary>Says it has started (on a named channel), then blocks until its program is killed.</summary>
 public sealed class StartThenHang : ICSPProcess
 {

@@ -103,7 +103,8 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
                 throw new NameServerCapacityExceededException($"The NameServer holds {_leases.Count} leases, its limit.");
             }
 
-            lease.ExpiresAt = _time.GetTimestamp() + _leaseTtlTicks;
+            lease.OpenedAt = _time.GetTimestamp();
+            lease.ExpiresAt = lease.OpenedAt + _leaseTtlTicks;
             _leases.Add(lease.Id, lease);
             ScheduleLocked(lease.ExpiresAt);
         }
@@ -478,6 +479,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         foreach (LeaseState lease in expired)
         {
             LogLeaseExpired(_logger, lease.Id, lease.Program, lease.Endpoint, lease.Names.Count);
+            RecordExpired(lease);
         }
     }
 
@@ -501,6 +503,8 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         public LinkEndpoint Endpoint { get; } = endpoint;
 
         public string Program { get; } = program;
+
+        public long OpenedAt { get; set; }
 
         public long ExpiresAt { get; set; }
 

@@ -1,13 +1,10 @@
 using System;
 using System.Globalization;
-using System.Linq;
 using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
-using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -20,22 +17,25 @@ namespace CspNet.Remote.NameServer;
 /// <remarks>
 /// It listens with HTTP/2 only and without TLS (h2c), reads no configuration files or
 /// environment variables, and logs only to <see cref="NameServerHostOptions.LoggerFactory"/>.
+/// Unless turned off, it also serves a status page over HTTP/1.1 on a second endpoint
+/// (<see cref="StatusUri"/>; browsers do not speak HTTP/2 without TLS).
 /// For a standalone NameServer, run the <c>NameServer</c> service (docs/NAMESERVER.md).
 /// </remarks>
 public sealed class NameServerHost : IAsyncDisposable
 {
+    private const string StatusPath = "/status";
     private readonly WebApplication _app;
     private int _stopped;
     private int _disposed;
 
-    private NameServerHost(WebApplication app, IPAddress address, int port, INameRegistry registry)
+    private NameServerHost(WebApplication app, IPAddress address, int port, INameRegistry registry, IPEndPoint? status)
     {
         _app = app;
         Address = address;
         Port = port;
         Registry = registry;
-        string host = address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
-        Uri = new Uri("http://" + host + ":" + port.ToString(CultureInfo.InvariantCulture));
+        Uri = HttpUri(address, port, "");
+        StatusUri = status is null ? null : HttpUri(status.Address, status.Port, StatusPath);
     }
 
     /// <summary>The address the host listens on.</summary>
@@ -46,6 +46,9 @@ public sealed class NameServerHost : IAsyncDisposable
 
     /// <summary>The address clients dial: <c>http://address:port</c>.</summary>
     public Uri Uri { get; }
+
+    /// <summary>The status page (HTML; <c>status.json</c> beside it), or <see langword="null"/> when <see cref="NameServerStatusPageOptions.Enabled"/> is off.</summary>
+    public Uri? StatusUri { get; }
 
     /// <summary>The registry the host serves.</summary>
     public INameRegistry Registry { get; }
@@ -62,6 +65,7 @@ public sealed class NameServerHost : IAsyncDisposable
         ArgumentOutOfRangeException.ThrowIfNegative(options.Port);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(options.Port, 65535);
         options.NameServer.Validate();
+        options.StatusPage.Validate();
 
         // The empty builder reads no appsettings.json, environment or command line: an embedded
         // server must not change behaviour with whatever directory or environment a test runs in.
@@ -72,12 +76,39 @@ public sealed class NameServerHost : IAsyncDisposable
                 nameof(options));
         }
 
+        NameServerStatusPageOptions page = options.StatusPage;
+        if (page.Enabled && !IPAddress.IsLoopback(page.Address) && string.IsNullOrEmpty(options.NameServer.ClusterKey))
+        {
+            throw new ArgumentException(
+                $"Serving the status page on {page.Address} exposes every name: set NameServerHostOptions.NameServer.ClusterKey (the page then asks for it), serve it on 127.0.0.1, or turn it off (StatusPage.Enabled = false).",
+                nameof(options));
+        }
+
         WebApplicationBuilder builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(NameServerHost).Assembly.GetName().Name });
 
         // Embedded in the user's program: Ctrl+C and SIGTERM stay the program's to handle.
         builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, Internal.NoHostLifetime>();
+        // Kestrel binds these and then reports the ports it got (port 0) in their endpoints.
+        ListenOptions? grpcListen = null, statusListen = null;
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>
-            kestrel.Listen(options.Address, options.Port, listen => listen.Protocols = HttpProtocols.Http2));
+        {
+            kestrel.Listen(options.Address, options.Port, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http2;
+                grpcListen = listen;
+            });
+
+            // Kestrel cannot tell HTTP/1.1 from HTTP/2 prior knowledge on one cleartext port
+            // (dotnet/aspnetcore#56984), so the page gets an HTTP/1.1 endpoint of its own.
+            if (page.Enabled)
+            {
+                kestrel.Listen(page.Address, page.Port, listen =>
+                {
+                    listen.Protocols = HttpProtocols.Http1;
+                    statusListen = listen;
+                });
+            }
+        });
         builder.Services.AddRouting();
         builder.Services.AddSingleton(options.LoggerFactory ?? NullLoggerFactory.Instance);
         builder.Services.AddSingleton(typeof(ILogger<>), typeof(Logger<>));
@@ -96,9 +127,20 @@ public sealed class NameServerHost : IAsyncDisposable
             o.MaxNames = settings.MaxNames;
             o.ClusterKey = settings.ClusterKey;
         });
+        builder.Services.Configure<NameServerStatusPageOptions>(o => o.Refresh = page.Refresh);
 
         WebApplication app = builder.Build();
         app.MapCspNameServer();
+        if (page.Enabled)
+        {
+            app.MapCspNameServerStatus(StatusPath);
+            app.MapGet("/", static context =>
+            {
+                context.Response.Redirect(StatusPath);
+                return Task.CompletedTask;
+            });
+        }
+
         try
         {
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
@@ -109,8 +151,8 @@ public sealed class NameServerHost : IAsyncDisposable
             throw;
         }
 
-        int port = BoundPort(app) ?? options.Port;
-        return new NameServerHost(app, options.Address, port, app.Services.GetRequiredService<INameRegistry>());
+        int port = grpcListen?.IPEndPoint?.Port ?? options.Port;
+        return new NameServerHost(app, options.Address, port, app.Services.GetRequiredService<INameRegistry>(), statusListen?.IPEndPoint);
     }
 
     /// <summary>Stops listening; waiting Resolve calls end with UNAVAILABLE.</summary>
@@ -137,10 +179,9 @@ public sealed class NameServerHost : IAsyncDisposable
         await _app.DisposeAsync().ConfigureAwait(false);
     }
 
-    private static int? BoundPort(WebApplication app)
+    private static Uri HttpUri(IPAddress address, int port, string path)
     {
-        // With port 0 only the server knows which port it got; it reports it as an address.
-        string? address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()?.Addresses.FirstOrDefault();
-        return address is null ? null : new Uri(address).Port;
+        string host = address.AddressFamily == System.Net.Sockets.AddressFamily.InterNetworkV6 ? "[" + address + "]" : address.ToString();
+        return new Uri("http://" + host + ":" + port.ToString(CultureInfo.InvariantCulture) + path);
     }
 }

@@ -16,6 +16,9 @@ public sealed class NameServerHostOptions
     /// <summary>The NameServer's own settings.</summary>
     public NameServerOptions NameServer { get; } = new();
 
+    /// <summary>The status page: on by default, on its own HTTP/1.1 endpoint on 127.0.0.1 and a free port.</summary>
+    public NameServerStatusPageOptions StatusPage { get; } = new();
+
     /// <summary>Where the host logs; nothing is logged when <see langword="null"/> (the default).</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
 

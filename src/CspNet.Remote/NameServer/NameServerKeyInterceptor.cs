@@ -1,10 +1,26 @@
 using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.NameServerStatus;
+using Grpc.Core;
 using Microsoft.Extensions.Options;
 
 namespace CspNet.Remote.NameServer;
 
 /// <summary>The cluster key check of the NameServer service (<see cref="NameServerOptions.ClusterKey"/>).</summary>
-internal sealed class NameServerKeyInterceptor(IOptions<NameServerOptions> options) : ClusterKeyInterceptor
+internal sealed class NameServerKeyInterceptor(IOptions<NameServerOptions> options, RecentFailures failures) : ClusterKeyInterceptor
 {
     protected override string? Key => options.Value.ClusterKey;
+
+    protected override void Check(ServerCallContext context)
+    {
+        try
+        {
+            base.Check(context);
+        }
+        catch (RpcException)
+        {
+            // The status page lists refused callers: a program started without the key shows up there.
+            failures.Record(FailureKind.Unauthenticated, $"{context.Method} from {context.Peer} came without the cluster key.");
+            throw;
+        }
+    }
 }

@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.NameServerStatus;
 using Grpc.Core;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -22,11 +23,13 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
 
     private readonly INameRegistry _registry;
     private readonly ILogger _logger;
+    private readonly RecentFailures _failures;
     private readonly CancellationToken _stopping;
 
-    public NameServerService(INameRegistry registry, ILogger<NameServerService> logger, IHostApplicationLifetime? lifetime = null)
+    public NameServerService(INameRegistry registry, ILogger<NameServerService> logger, RecentFailures failures, IHostApplicationLifetime? lifetime = null)
     {
         _registry = registry;
+        _failures = failures;
         _logger = logger;
         _stopping = lifetime?.ApplicationStopping ?? CancellationToken.None;
     }
@@ -146,6 +149,7 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
         catch (NameServerCapacityExceededException e)
         {
             LogFull(_logger, method, context.Peer, e.Message);
+            _failures.Record(FailureKind.Full, $"{method} from {context.Peer}: {e.Message}");
             throw new RpcException(new Status(StatusCode.ResourceExhausted, e.Message));
         }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException && !context.CancellationToken.IsCancellationRequested)
@@ -168,6 +172,7 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
     private RpcException Reject(ServerCallContext context, string method, StatusCode code, string message)
     {
         LogRejected(_logger, method, context.Peer, code, message);
+        _failures.Record(FailureKind.Refused, $"{method} from {context.Peer} answered {code}: {message}");
         return new RpcException(new Status(code, message));
     }
 

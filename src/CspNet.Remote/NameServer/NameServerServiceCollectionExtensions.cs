@@ -1,4 +1,5 @@
 using System;
+using CspNet.Remote.Internal.NameServerStatus;
 using CspNet.Remote.NameServer;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
@@ -12,7 +13,8 @@ public static class NameServerServiceCollectionExtensions
     /// <summary>
     /// Adds gRPC and the NameServer: <see cref="NameServerOptions"/>, and an
     /// <see cref="InMemoryNameRegistry"/> as the <see cref="INameRegistry"/> unless one is
-    /// registered already. Map the service with <c>MapCspNameServer</c>.
+    /// registered already. Map the service with <c>MapCspNameServer</c>, and its status page
+    /// (configured by <see cref="NameServerStatusPageOptions"/>) with <c>MapCspNameServerStatus</c>.
     /// </summary>
     /// <param name="services">The service collection.</param>
     /// <param name="configure">Adjusts the options after configuration binding; may be <see langword="null"/>.</param>
@@ -38,7 +40,19 @@ public static class NameServerServiceCollectionExtensions
         services.TryAddSingleton<INameRegistry>(static provider => new InMemoryNameRegistry(
             provider.GetRequiredService<IOptions<NameServerOptions>>().Value,
             provider.GetRequiredService<TimeProvider>(),
-            provider.GetService<ILogger<InMemoryNameRegistry>>()));
+            provider.GetService<ILogger<InMemoryNameRegistry>>())
+        {
+            Failures = provider.GetRequiredService<RecentFailures>(),
+        });
+
+        // The status page (MapCspNameServerStatus) and the failures it lists.
+        services.TryAddSingleton(static provider => new RecentFailures(provider.GetRequiredService<TimeProvider>()));
+        services.TryAddSingleton<StatusPage>();
+        services.AddOptions<NameServerStatusPageOptions>().Validate(static o =>
+        {
+            o.Validate();
+            return true;
+        }).ValidateOnStart();
         return services;
     }
 }

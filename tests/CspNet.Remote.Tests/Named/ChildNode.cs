@@ -29,17 +29,25 @@ internal sealed class ChildNode : IAsyncDisposable
     {
         string program = BuildOutput.ProgramPath(folder, name);
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
-        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable());
-        start.ArgumentList.Add(program);
-        foreach (string argument in arguments)
-        {
-            start.ArgumentList.Add(argument);
-        }
-
-        return Start(start);
+        return Start(StartInfo(BuildOutput.DotNetExecutable(), [program, .. arguments]));
     }
 
-    /// <summary>Starts <paramref name="start"/> with its output collected and the common environment added.</summary>
+    /// <summary>
+    /// Starts <paramref name="fileName"/> (a path, or a program on PATH) in <paramref name="workingDirectory"/>
+    /// with <paramref name="arguments"/>: a program that is not a .NET build output, such as node.
+    /// </summary>
+    /// <exception cref="System.ComponentModel.Win32Exception">The program could not be started (not installed).</exception>
+    internal static ChildNode StartExecutable(string fileName, string workingDirectory, params string[] arguments)
+    {
+        ProcessStartInfo start = StartInfo(fileName, arguments);
+        start.WorkingDirectory = workingDirectory;
+        return Launch(start);
+    }
+
+    /// <summary>
+    /// Starts <paramref name="start"/> as it is given (file, arguments, working folder, environment),
+    /// with its output collected and the common .NET environment added: a program run through a wrapper.
+    /// </summary>
     internal static ChildNode Start(ProcessStartInfo start)
     {
         start.RedirectStandardOutput = true;
@@ -49,27 +57,56 @@ internal sealed class ChildNode : IAsyncDisposable
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
         start.Environment["DOTNET_NOLOGO"] = "1";
         start.Environment["Logging__Console__FormatterName"] = "simple";
+        return Launch(start);
+    }
+
+    private static ProcessStartInfo StartInfo(string fileName, IEnumerable<string> arguments)
+    {
+        var start = new ProcessStartInfo(fileName)
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            RedirectStandardInput = true,
+            UseShellExecute = false,
+        };
+        foreach (string argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        return start;
+    }
+
+    private static ChildNode Launch(ProcessStartInfo start)
+    {
         var process = new Process { StartInfo = start, EnableRaisingEvents = true };
         var child = new ChildNode(process);
-        process.OutputDataReceived += (_, e) =>
+        // The lines end when both outputs have: stderr may still be talking after stdout closed.
+        int open = 2;
+        void Received(string? line, string prefix)
         {
-            if (e.Data is null)
+            if (line is not null)
+            {
+                child._lines.Writer.TryWrite(prefix + line);
+            }
+            else if (Interlocked.Decrement(ref open) == 0)
             {
                 child._lines.Writer.TryComplete();
             }
-            else
-            {
-                child._lines.Writer.TryWrite(e.Data);
-            }
-        };
-        process.ErrorDataReceived += (_, e) =>
+        }
+
+        process.OutputDataReceived += (_, e) => Received(e.Data, string.Empty);
+        process.ErrorDataReceived += (_, e) => Received(e.Data, "stderr: ");
+        try
         {
-            if (e.Data is not null)
-            {
-                child._lines.Writer.TryWrite("stderr: " + e.Data);
-            }
-        };
-        process.Start();
+            process.Start();
+        }
+        catch
+        {
+            process.Dispose();
+            throw;
+        }
+
         Alive[process.Id] = process;
         process.BeginOutputReadLine();
         process.BeginErrorReadLine();
@@ -124,6 +161,35 @@ internal sealed class ChildNode : IAsyncDisposable
         using var timeout = new CancellationTokenSource(LineTimeout);
         await _process.WaitForExitAsync(timeout.Token);
         return _process.ExitCode;
+    }
+
+    /// <summary>
+    /// Waits (at most <paramref name="timeout"/>) for the child to exit by itself and for the end of
+    /// its output; returns its exit code and the lines not yet waited for (stderr's with "stderr: " in front).
+    /// </summary>
+    internal async Task<(int ExitCode, List<string> Lines)> ExitWithOutputAsync(TimeSpan timeout)
+    {
+        using var cancel = new CancellationTokenSource(timeout);
+        bool exited = true;
+        try
+        {
+            // With asynchronous reading, this also waits for the end of both outputs.
+            await _process.WaitForExitAsync(cancel.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            exited = false;
+        }
+
+        var lines = new List<string>();
+        while (_lines.Reader.TryRead(out string? line))
+        {
+            _seen.Add(line);
+            lines.Add(line);
+        }
+
+        Assert.True(exited, Describe($"the child did not exit within {timeout.TotalSeconds} s"));
+        return (_process.ExitCode, lines);
     }
 
     internal void CloseInput() => _process.StandardInput.Close();

@@ -34,6 +34,35 @@ public sealed class WorkerPoolProgramTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task DistParallel_ThreeProcessesOnPoolsOfOneAndTwoWorkers_RunAtOnceOnBothPrograms()
+    {
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        await using ChildNode first = await StartPoolAsync(system, "first", workers: 1);
+        await using ChildNode second = await StartPoolAsync(system, "second", workers: 2);
+        CspNode client = await system.NodeAsync("client");
+        AltingChannelIn<int> ids = await client.GetAny2OneInAsync<int>("pids");
+        IChannelOut<bool> release = await client.GetOne2AnyOutAsync<bool>("release");
+        var run = new DistParallel(
+            [new ReportProcessIdThenWait("pids", "release"), new ReportProcessIdThenWait("pids", "release"), new ReportProcessIdThenWait("pids", "release")],
+            client);
+
+        Task running = run.RunAsync();
+        // No process is released before all three have reported, so the three ran at the same
+        // time, which three workers can do only across both programs (listing 6's placement).
+        var seen = new List<int> { await ids.ReadAsync(), await ids.ReadAsync(), await ids.ReadAsync() };
+        for (int i = 0; i < 3; i++)
+        {
+            await release.WriteAsync(true);
+        }
+
+        await running;
+
+        Assert.Equal(3, run.RanRemotely);
+        Assert.Equal(1, seen.Count(id => id == first.Id));
+        Assert.Equal(2, seen.Count(id => id == second.Id));
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task DistParallel_PoolProgram_ProcessesRunInThePoolsOperatingSystemProcess()
     {
         await using PoolSystem system = await PoolSystem.StartAsync();

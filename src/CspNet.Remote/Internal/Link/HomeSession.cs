@@ -64,7 +64,7 @@ internal sealed partial class HomeSession
             Hello hello = input.Current.Hello;
             _peer = $"'{hello.Program}' (incarnation {hello.Incarnation})";
             _grantsCredits = hello.WriteCredits && _node.Options.PipelineBufferedWrites;
-            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits } });
+            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits, FrameBatches = true } });
             Log.LinkOpened(_node.Logger, _peer);
 
             while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
@@ -186,8 +186,25 @@ internal sealed partial class HomeSession
                 }
 
                 break;
+            case ClientFrame.BodyOneofCase.Batch:
+                DispatchBatch(frame.Batch);
+                break;
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
+        }
+    }
+
+    /// <summary>The frames of a batch, in order, each as if it had come alone.</summary>
+    private void DispatchBatch(FrameBatch batch)
+    {
+        foreach (ClientFrame frame in batch.Frames)
+        {
+            if (frame.BodyCase is ClientFrame.BodyOneofCase.Batch or ClientFrame.BodyOneofCase.Hello)
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"A FrameBatch holds a {frame.BodyCase}; batches hold only operation frames."));
+            }
+
+            Dispatch(frame);
         }
     }
 

@@ -39,6 +39,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private long _nextOp;
     private int _nextHandle;
     private volatile Exception? _failure;
+    private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
 
     private PeerLink(NodeRuntime node, string host, int port)
     {
@@ -215,12 +216,19 @@ internal sealed partial class PeerLink : IAsyncDisposable
             {
                 while (frames.TryRead(out ClientFrame? frame))
                 {
+                    if (_homeTakesBatches)
+                    {
+                        frame = FrameBatching.Gather(frame, frames);
+                    }
+
                     // Frames already queued behind this one go out in the same flush.
                     _call.RequestStream.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
                     await _call.RequestStream.WriteAsync(frame, _stop.Token).ConfigureAwait(false);
-                    if (frame.BodyCase == ClientFrame.BodyOneofCase.Write && frame.Write.Credited && _creditedBuffers.TryDequeue(out PooledValueBuffer? sent))
+
+                    // gRPC has copied the credited values now: their buffers go back, in the order queued.
+                    for (int sent = FrameBatching.CreditedWrites(frame); sent > 0 && _creditedBuffers.TryDequeue(out PooledValueBuffer? buffer); sent--)
                     {
-                        sent.Return();
+                        buffer.Return();
                     }
                 }
             }
@@ -273,6 +281,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         switch (frame.BodyCase)
         {
             case HomeFrame.BodyOneofCase.Hello:
+                _homeTakesBatches = frame.Hello.FrameBatches;
                 _hello.TrySetResult(frame.Hello);
                 break;
             case HomeFrame.BodyOneofCase.Attached:
