@@ -15,6 +15,8 @@ namespace CspNet;
 /// Call one of the Init methods at the start of the program, before the first named getter
 /// (<c>Factory.GetOne2OneIn&lt;T&gt;(name)</c> and the others). Calling Init again after a successful Init
 /// throws; call <see cref="Shutdown"/> first. Thread-safe.
+/// On the Generic Host, <c>services.AddCspNode()</c> takes the place of Init: the node it starts with
+/// the host is this class's node until the host stops (see <see cref="Remote.Hosting.CspNodeHost"/>).
 /// </remarks>
 public static class CspManager
 {
@@ -31,7 +33,8 @@ public static class CspManager
     /// <exception cref="InvalidOperationException">Neither Init nor InitStandAlone has been called.</exception>
     public static CspNode Node => Ambient.Value ?? Volatile.Read(ref _node) ?? throw new InvalidOperationException(
         "Named channels, barriers and buckets need CspManager.Init(port, nameServerPort) (shared with other programs) " +
-        "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program.");
+        "or CspManager.InitStandAlone() (this program only) first: call one at the start of the program " +
+        "(on the Generic Host, services.AddCspNode() starts the node with the host).");
 
     /// <summary>Whether Init or InitStandAlone has been called (and not shut down).</summary>
     public static bool IsInitialized => Ambient.Value is not null || Volatile.Read(ref _node) is not null;
@@ -135,6 +138,12 @@ public static class CspManager
     /// <summary>Leaves the distributed system without holding a thread while links close.</summary>
     /// <returns>A task that completes when everything is closed.</returns>
     public static ValueTask ShutdownAsync() => Interlocked.Exchange(ref _node, null) is { } node ? node.DisposeAsync() : default;
+
+    /// <summary>Makes a node the host started (<c>AddCspNode</c>) the program's node; false if there is one already.</summary>
+    internal static bool TryAttach(CspNode node) => TrySet(node);
+
+    /// <summary>Forgets <paramref name="node"/> as the program's node, if it still is; the host disposes it.</summary>
+    internal static void Detach(CspNode node) => Interlocked.CompareExchange(ref _node, null, node);
 
     private static bool TrySet(CspNode node)
     {

@@ -10,6 +10,9 @@ namespace CspNet.Remote;
 /// <remarks>Read once by <see cref="CspNode.StartAsync"/>; changing an instance afterwards has no effect.</remarks>
 public sealed class CspNodeOptions
 {
+    /// <summary>The configuration section <c>services.AddCspNode()</c> binds the options from: <c>CspNet:Node</c>.</summary>
+    public const string SectionName = "CspNet:Node";
+
     /// <summary>
     /// The IP address this program's endpoint binds to. Default <c>127.0.0.1</c>: only programs on
     /// this machine can reach it. Any other address exposes it and requires <see cref="ClusterKey"/>.

@@ -29,11 +29,7 @@ internal sealed class ChildNode : IAsyncDisposable
     {
         string program = BuildOutput.ProgramPath(folder, name);
         Assert.True(File.Exists(program), $"{program} does not exist: build CspNet.sln (e.g. `dotnet test CspNet.sln`) first.");
-        ProcessStartInfo start = StartInfo(BuildOutput.DotNetExecutable(), [program, .. arguments]);
-        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        start.Environment["DOTNET_NOLOGO"] = "1";
-        start.Environment["Logging__Console__FormatterName"] = "simple";
-        return Launch(start);
+        return Start(StartInfo(BuildOutput.DotNetExecutable(), [program, .. arguments]));
     }
 
     /// <summary>
@@ -45,6 +41,22 @@ internal sealed class ChildNode : IAsyncDisposable
     {
         ProcessStartInfo start = StartInfo(fileName, arguments);
         start.WorkingDirectory = workingDirectory;
+        return Launch(start);
+    }
+
+    /// <summary>
+    /// Starts <paramref name="start"/> as it is given (file, arguments, working folder, environment),
+    /// with its output collected and the common .NET environment added: a program run through a wrapper.
+    /// </summary>
+    internal static ChildNode Start(ProcessStartInfo start)
+    {
+        start.RedirectStandardOutput = true;
+        start.RedirectStandardError = true;
+        start.RedirectStandardInput = true;
+        start.UseShellExecute = false;
+        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
+        start.Environment["DOTNET_NOLOGO"] = "1";
+        start.Environment["Logging__Console__FormatterName"] = "simple";
         return Launch(start);
     }
 
@@ -108,6 +120,10 @@ internal sealed class ChildNode : IAsyncDisposable
 
     /// <summary>Waits for the next line that contains <paramref name="text"/> anywhere (log lines have prefixes).</summary>
     internal Task<string> WaitForTextAsync(string text) => WaitForLineAsync(line => line.Contains(text, StringComparison.Ordinal), text);
+
+    /// <summary>Like <see cref="WaitForTextAsync"/>, but a line already read while waiting for another counts too (log lines may come in either order).</summary>
+    internal Task<string> SeenOrWaitForTextAsync(string text) =>
+        _seen.Find(line => line.Contains(text, StringComparison.Ordinal)) is { } seen ? Task.FromResult(seen) : WaitForTextAsync(text);
 
     private async Task<string> WaitForLineAsync(Func<string, bool> matches, string prefix)
     {

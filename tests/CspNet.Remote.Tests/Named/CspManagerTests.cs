@@ -1,5 +1,6 @@
 using System.Globalization;
 using CspNet.Remote.NameServer;
+using Microsoft.Extensions.Hosting;
 
 namespace CspNet.Remote.Tests.Named;
 
@@ -70,5 +71,41 @@ public sealed class CspManagerTests : IAsyncLifetime
         // The per-call local option: private to this program, never registered.
         AltingChannelIn<int> mine = Factory.GetOne2OneIn<int>("totals", local: true);
         Assert.NotNull(mine);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task AddCspNode_CspManagerNode_FactoryGettersUseTheHostedNodeUntilItStops()
+    {
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        using IHost host = Hosting.CspNodeHostTests.Build(Hosting.CspNodeHostTests.Settings(nameServer, "ambient"), isCspManagerNode: true);
+        await host.StartAsync();
+        await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri });
+
+        AltingChannelIn<int> input = await Factory.GetOne2OneInAsync<int>("ambient-numbers");
+        IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("ambient-numbers");
+        Task write = output.WriteAsync(7).AsTask();
+        int value = await input.ReadAsync();
+        await write;
+        bool duringRun = CspManager.IsInitialized;
+        string label = CspManager.Node.ProgramLabel;
+        await host.StopAsync();
+
+        Assert.Equal(7, value);
+        Assert.True(duringRun);
+        Assert.Equal("ambient", label);
+        Assert.False(CspManager.IsInitialized);
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task AddCspNode_CspManagerAlreadyInitialized_StartFailsSayingWhatToDo()
+    {
+        CspManager.InitStandAlone();
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        using IHost host = Hosting.CspNodeHostTests.Build(Hosting.CspNodeHostTests.Settings(nameServer, "second"), isCspManagerNode: true);
+
+        var error = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());
+
+        Assert.Contains("isCspManagerNode: false", error.Message, StringComparison.Ordinal);
+        Assert.False(CspManager.Node.IsDistributed);
     }
 }
