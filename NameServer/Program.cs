@@ -23,20 +23,41 @@ try
 {
     WebApplicationBuilder builder = ServiceProgram.CreateBuilder(
         args,
-        new Dictionary<string, string> { ["--port"] = "Port", ["--address"] = "Address" },
+        new Dictionary<string, string> { ["--port"] = "Port", ["--address"] = "Address", ["--status-port"] = "StatusPage:Port" },
         "CspNet NameServer");
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
+
+    // The status page (docs/NAMESERVER.md#status-page) is opt-in: StatusPage:Port (--status-port)
+    // opens a second, HTTP/1.1 endpoint for browsers, on StatusPage:Address (default 127.0.0.1).
+    (IPAddress Address, int Port)? status = StatusEndpoint(builder.Configuration);
     builder.WebHost.ConfigureKestrel(kestrel =>
-        kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2));
+    {
+        kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
+        if (status is { } page)
+        {
+            kestrel.Listen(page.Address, page.Port, listen => listen.Protocols = HttpProtocols.Http1);
+        }
+    });
 
     builder.Services.AddCspNameServer();
     builder.Services.Configure<NameServerOptions>(builder.Configuration.GetSection("NameServer"));
+    if (builder.Configuration["StatusPage:Refresh"] is { } refresh)
+    {
+        // Only Refresh is read by the page itself; Address and Port are the endpoint's, above.
+        builder.Services.Configure<NameServerStatusPageOptions>(o => o.Refresh = TimeSpan.Parse(refresh, CultureInfo.InvariantCulture));
+    }
     builder.Services.AddGrpcHealthChecks().AddCheck("nameserver", static () => HealthCheckResult.Healthy());
 
     app = builder.Build();
     app.MapCspNameServer();
     app.MapGrpcHealthChecksService();
+    if (status is not null)
+    {
+        // Browsers reach it on the page's own endpoint only (the gRPC one speaks HTTP/2 alone);
+        // either way the page's access rules apply (loopback only, or the cluster key).
+        app.MapCspNameServerStatus();
+    }
 
     // Read the options now, so that a setting out of range is reported like the others.
     NameServerOptions settings = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
@@ -47,6 +68,12 @@ try
         throw new ArgumentException(
             $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (environment CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
     }
+
+    if (status is { } exposed && !IPAddress.IsLoopback(exposed.Address) && string.IsNullOrEmpty(settings.ClusterKey))
+    {
+        throw new ArgumentException(
+            $"Serving the status page on {exposed.Address} exposes every name: set NameServer:ClusterKey (the page then asks for it), or serve it on 127.0.0.1.");
+    }
 }
 catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
 {
@@ -56,9 +83,19 @@ catch (Exception e) when (e is FormatException or ArgumentException or OptionsVa
 
 return await ServiceProgram.RunAsync(app, "cspnet-nameserver").ConfigureAwait(false);
 
-static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration)
+static (IPAddress Address, int Port)? StatusEndpoint(IConfiguration configuration)
 {
-    string text = configuration["Address"] ?? "127.0.0.1";
+    IConfigurationSection section = configuration.GetSection("StatusPage");
+    return section["Port"] is null || !section.GetValue("Enabled", true)
+        ? null
+        : (ParseAddress(section["Address"] ?? "127.0.0.1"), ParsePort(section["Port"]!));
+}
+
+static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration) =>
+    (ParseAddress(configuration["Address"] ?? "127.0.0.1"), ParsePort(configuration["Port"] ?? "9090"));
+
+static IPAddress ParseAddress(string text)
+{
     IPAddress address = text switch
     {
         "localhost" => IPAddress.Loopback,
@@ -67,8 +104,10 @@ static (IPAddress Address, int Port) ListenEndpoint(IConfiguration configuration
             ? parsed
             : throw new FormatException($"Address '{text}' is not an IP address (use 127.0.0.1, 0.0.0.0, ::, * or localhost)."),
     };
-    string portText = configuration["Port"] ?? "9090";
-    return int.TryParse(portText, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port <= 65535
-        ? (address, port)
-        : throw new FormatException($"Port '{portText}' is not a port number (0..65535; 0 picks a free port).");
+    return address;
 }
+
+static int ParsePort(string text) =>
+    int.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out int port) && port <= 65535
+        ? port
+        : throw new FormatException($"Port '{text}' is not a port number (0..65535; 0 picks a free port).");

@@ -36,6 +36,54 @@ public sealed class NameServerProcessTests
         }
     }
 
+    [Fact(Timeout = 60000)]
+    public async Task Program_StatusPort_ServesTheStatusPageOverHttp1OnItsOwnEndpoint()
+    {
+        using Process process = Start("--port", "0", "--status-port", "0");
+        try
+        {
+            // Kestrel logs both endpoints; one speaks HTTP/2 only (gRPC), the other HTTP/1.1 (the page).
+            Uri[] endpoints = [await ListeningAddressAsync(process), await ListeningAddressAsync(process)];
+            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            var answers = new List<(System.Net.HttpStatusCode Status, string? Type, string Body)>();
+            foreach (Uri endpoint in endpoints)
+            {
+                using HttpResponseMessage response = await http.GetAsync(new Uri(endpoint, "/status"));
+                answers.Add((response.StatusCode, response.Content.Headers.ContentType?.MediaType, await response.Content.ReadAsStringAsync()));
+            }
+
+            (System.Net.HttpStatusCode _, string? _, string page) = Assert.Single(answers, a => a.Status == System.Net.HttpStatusCode.OK);
+            Assert.Contains(answers, a => a.Type == "text/html");
+            Assert.Contains("NameServer", page, StringComparison.Ordinal);
+        }
+        finally
+        {
+            process.Kill(entireProcessTree: true);
+            await process.WaitForExitAsync();
+        }
+    }
+
+    [Fact(Timeout = 60000)]
+    public async Task Program_StatusPageOnAnyAddressWithoutClusterKey_RefusesToStart()
+    {
+        using Process process = Start("--port", "0", "--status-port", "0", "--StatusPage:Address", "0.0.0.0");
+        try
+        {
+            string errors = await process.StandardError.ReadToEndAsync();
+            await process.WaitForExitAsync();
+
+            Assert.NotEqual(0, process.ExitCode);
+            Assert.Contains("NameServer:ClusterKey", errors, StringComparison.Ordinal);
+        }
+        finally
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+            }
+        }
+    }
+
     private static Process Start(params string[] arguments)
     {
         string program = Path.Combine(RepoRoot(), "NameServer", "bin", Configuration(), TargetFramework(), "CspNet.NameServer.dll");
