@@ -268,7 +268,7 @@ sealed class Options
     {
         Option<long> iterations = Cli.Count("--iterations", "Points to throw in all, per run (suffixes k, M, G).", 20_000_000, 1, long.MaxValue);
         Option<int> processes = Cli.IntCount("--processes", "Worker processes in the parallel modes (default: processor count).", Environment.ProcessorCount, 1, 100_000);
-        Option<string> mode = Cli.Choice("--mode", "The runs: all = seq, threads and async; dist = sequential against processes shipped to worker pools (see --pools).", "all",
+        Option<Named<string>> mode = Cli.Choice("--mode", "The runs: all = seq, threads and async; dist = sequential against processes shipped to worker pools (see --pools).", "all",
             ("seq", "seq"), ("sequential", "seq"), ("threads", "threads"), ("async", "async"), ("all", "all"), ("dist", "dist"), ("distributed", "dist"));
         Option<int> pools = Cli.IntCount("--pools", "dist: worker pool programs to start on this machine.", 2, 1, 26);
         Option<int?> poolWorkers = Cli.OptionalIntCount("--pool-workers", "dist: workers per pool (default: processor count / pools, at least 1).", 1, 10_000);
@@ -276,7 +276,7 @@ sealed class Options
         Option<int> warmUp = Cli.IntCount("--warm-up", "Untimed runs of each mode first.", 1, 0, 1000);
         Option<int> stackSize = Cli.IntCount("--stack-size", "Stack size of the worker threads, bytes (suffixes k, M; 0: the runtime's).", 0, 0, int.MaxValue, unit: 1024);
         Option<int> seed = Cli.IntCount("--seed", "Seed of the first worker; worker i uses S + i (115, as in the paper).", 115, int.MinValue, int.MaxValue);
-        Option<RngKind> rng = Cli.Choice("--rng", "The random numbers: xoshiro (fast) or system (System.Random(seed), as in the paper).", RngKind.Xoshiro,
+        Option<Named<RngKind>> rng = Cli.Choice("--rng", "The random numbers: xoshiro (fast) or system (System.Random(seed), as in the paper).", "xoshiro",
             ("xoshiro", RngKind.Xoshiro), ("system", RngKind.System));
         var noBarrier = new Option<bool>("--no-barrier") { Description = "Do not make the workers wait for each other before they start." };
         var root = new RootCommand("Monte Carlo Pi: the CSP.NET paper's section 4.2 (listings 7 and 8).")
@@ -292,14 +292,14 @@ sealed class Options
         {
             Iterations = result.GetValue(iterations),
             Processes = result.GetValue(processes),
-            Mode = result.GetRequiredValue(mode),
+            Mode = result.GetRequiredValue(mode).Value,
             Pools = result.GetValue(pools),
             poolWorkers = result.GetValue(poolWorkers),
             Repeat = result.GetValue(repeat),
             WarmUp = result.GetValue(warmUp),
             StackSize = result.GetValue(stackSize),
             Seed = result.GetValue(seed),
-            Rng = result.GetValue(rng),
+            Rng = result.GetRequiredValue(rng).Value,
             Barrier = !result.GetValue(noBarrier),
         }));
         return root;

@@ -49,20 +49,25 @@ static class Cli
     public static Option<int?> OptionalIntCount(string name, string description, int min, int max, int unit = 1000) =>
         Parsed<int?>(name, description, null, "N", text => (int)ParseCount(text, unit, min, max, name));
 
-    /// <summary>An option that takes one of <paramref name="choices"/> (several names may give one value).</summary>
-    public static Option<T> Choice<T>(string name, string description, T defaultValue, params (string Name, T Value)[] choices)
+    /// <summary>
+    /// An option that takes one of <paramref name="choices"/> (several names may give one value);
+    /// <paramref name="defaultName"/> names the default. Its value is a <see cref="Named{T}"/>, so
+    /// --help shows the default by name.
+    /// </summary>
+    public static Option<Named<T>> Choice<T>(string name, string description, string defaultName, params (string Name, T Value)[] choices)
     {
-        string names = string.Join(" | ", choices.Select(c => c.Name));
-        return Parsed(name, description, defaultValue, names, text =>
+        Named<T> Find(string text)
         {
             foreach ((string choice, T value) in choices)
             {
                 if (string.Equals(choice, text, StringComparison.OrdinalIgnoreCase))
-                    return value;
+                    return new Named<T>(choice, value);
             }
 
             throw new FormatException($"{name} must be {string.Join(", ", choices.Select(c => c.Name))}, not '{text}'.");
-        });
+        }
+
+        return Parsed(name, description, Find(defaultName), string.Join(" | ", choices.Select(c => c.Name)), Find);
     }
 
     /// <summary>Parses counts such as 300000000, 300_000_000, 300M or 1.2G (k, M, G: powers of <paramref name="unit"/>, 1000 or 1024).</summary>
@@ -153,4 +158,10 @@ static class Cli
             return exitCode;
         }
     }
+}
+
+/// <summary>A value chosen by name on the command line; prints as its name (--help's default).</summary>
+sealed record Named<T>(string Name, T Value)
+{
+    public override string ToString() => Name;
 }
