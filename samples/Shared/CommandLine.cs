@@ -37,6 +37,45 @@ static class Cli
         return result is null ? UsageError : await result.InvokeAsync();
     }
 
+    /// <summary>
+    /// Runs one of a program's roles (a command's action): an exception ends it with "error:" and
+    /// its type and message on standard error (each inner one of an <see cref="AggregateException"/>)
+    /// and exit code 1, not with a stack trace.
+    /// </summary>
+    public static async Task<int> Report(Func<Task<int>> role)
+    {
+        try
+        {
+            return await role();
+        }
+        catch (AggregateException e)
+        {
+            foreach (Exception inner in e.InnerExceptions)
+                Console.Error.WriteLine($"error: {inner.GetType().Name}: {inner.Message}");
+            return 1;
+        }
+        catch (Exception e)
+        {
+            Console.Error.WriteLine($"error: {e.GetType().Name}: {e.Message}");
+            return 1;
+        }
+    }
+
+    /// <summary>An argument that is an absolute URI, such as a NameServer's http://127.0.0.1:9090 (System.CommandLine has no parser of its own for <see cref="Uri"/>).</summary>
+    public static Argument<Uri> UriArgument(string name, string description) =>
+        new(name)
+        {
+            Description = description,
+            CustomParser = result =>
+            {
+                string text = result.Tokens.Count > 0 ? result.Tokens[0].Value : "";
+                if (Uri.TryCreate(text, UriKind.Absolute, out Uri? uri))
+                    return uri;
+                result.AddError($"<{name}> must be an absolute URI such as http://127.0.0.1:9090, not '{text}'.");
+                return null;
+            },
+        };
+
     /// <summary>A count such as 20000000, 20_000_000, 20M or 1.2G (<see cref="ParseCount"/>).</summary>
     public static Option<long> Count(string name, string description, long defaultValue, long min, long max, int unit = 1000) =>
         Parsed(name, description, defaultValue, "N", text => ParseCount(text, unit, min, max, name));

@@ -32,13 +32,13 @@ static class PoolPrograms
     /// </summary>
     public static Command Command()
     {
-        var nameServer = new Argument<Uri>("nameServerUri") { Description = "The NameServer to register at." };
+        Argument<Uri> nameServer = Cli.UriArgument("nameServerUri", "The NameServer to register at.");
         var name = new Argument<string>("name") { Description = "The pool's name." };
         var workers = new Argument<int>("workers") { Description = "Workers in the pool." };
         var parent = new Argument<int?>("parentPid") { Description = "Exit when this process does.", Arity = ArgumentArity.ZeroOrOne };
         var command = new Command("pool", "Run as a worker pool program (started by this program itself).") { nameServer, name, workers, parent };
         command.Hidden = true;
-        command.SetAction(result => RunAsync(result.GetRequiredValue(nameServer), result.GetRequiredValue(name), result.GetValue(workers), result.GetValue(parent)));
+        command.SetAction(result => Cli.Report(() => RunAsync(result.GetRequiredValue(nameServer), result.GetRequiredValue(name), result.GetValue(workers), result.GetValue(parent))));
         return command;
     }
 
