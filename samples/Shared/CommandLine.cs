@@ -88,6 +88,11 @@ static class Cli
     public static Option<int?> OptionalIntCount(string name, string description, int min, int max, int unit = 1000) =>
         Parsed<int?>(name, description, null, "N", text => (int)ParseCount(text, unit, min, max, name));
 
+    /// <summary>An option that takes a comma-separated list (10M,20M), given once; empty when it is not given.</summary>
+    public static Option<T[]> List<T>(string name, string description, string helpName, Func<string, T> parseItem) =>
+        Parsed(name, description, Array.Empty<T>(), helpName,
+            text => text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(parseItem).ToArray());
+
     /// <summary>
     /// An option that takes one of <paramref name="choices"/> (several names may give one value);
     /// <paramref name="defaultName"/> names the default. Its value is a <see cref="Named{T}"/>, so
