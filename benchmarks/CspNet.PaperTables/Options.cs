@@ -57,26 +57,23 @@ internal sealed class Options
         {
             quick, full, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census,
         };
-        root.Validators.Add(result =>
-        {
-            if (result.GetValue(quick) && result.GetValue(full))
-                result.AddError("--quick and --full exclude each other.");
-        });
-        root.SetAction(result => run(new Options
-        {
-            Quick = result.GetValue(quick),
-            Full = result.GetValue(full),
-            Only = new HashSet<string>(result.GetRequiredValue(only), StringComparer.OrdinalIgnoreCase),
-            Repetitions = result.GetValue(reps),
-            LiveCounts = [.. result.GetRequiredValue(live)],
-            LiveMax = result.GetValue(liveMax),
-            MinFreeGiB = result.GetValue(minFreeGiB),
-            Exchanges = result.GetValue(exchanges),
-            // 7M means JVMCSP's 7,000,001 (7 per iteration plus main).
-            JvmcspCounts = [.. result.GetRequiredValue(jvmcsp).Select(processes => processes % 7 == 0 ? processes + 1 : processes)],
-            JvmcspMax = result.GetValue(jvmcspMax),
-            CensusIterations = result.GetValue(census),
-        }));
+        root.SetAction(result => result.GetValue(quick) && result.GetValue(full)
+            ? Cli.UsageFailure("--quick and --full exclude each other.")
+            : run(new Options
+            {
+                Quick = result.GetValue(quick),
+                Full = result.GetValue(full),
+                Only = new HashSet<string>(result.GetRequiredValue(only), StringComparer.OrdinalIgnoreCase),
+                Repetitions = result.GetValue(reps),
+                LiveCounts = [.. result.GetRequiredValue(live)],
+                LiveMax = result.GetValue(liveMax),
+                MinFreeGiB = result.GetValue(minFreeGiB),
+                Exchanges = result.GetValue(exchanges),
+                // 7M means JVMCSP's 7,000,001 (7 per iteration plus main).
+                JvmcspCounts = [.. result.GetRequiredValue(jvmcsp).Select(processes => processes % 7 == 0 ? processes + 1 : processes)],
+                JvmcspMax = result.GetValue(jvmcspMax),
+                CensusIterations = result.GetValue(census),
+            }));
         return root;
     }
 

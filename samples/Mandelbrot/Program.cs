@@ -248,23 +248,20 @@ sealed class Options
         {
             width, height, maxIterations, output, perPixel, threads, sequential, compare, quiet,
         };
-        root.Validators.Add(result =>
-        {
-            if ((long)result.GetValue(width) * result.GetValue(height) * 3 > Array.MaxLength)
-                result.AddError($"{result.GetValue(width)}x{result.GetValue(height)} is too large for one picture in memory.");
-        });
-        root.SetAction(result => run(new Options
-        {
-            Width = result.GetValue(width),
-            Height = result.GetValue(height),
-            MaxIterations = result.GetValue(maxIterations),
-            Out = result.GetRequiredValue(output),
-            PerPixel = result.GetValue(perPixel),
-            Threads = result.GetValue(threads),
-            SequentialOnly = result.GetValue(sequential),
-            Compare = result.GetValue(compare),
-            Quiet = result.GetValue(quiet),
-        }));
+        root.SetAction(result => (long)result.GetValue(width) * result.GetValue(height) * 3 > Array.MaxLength
+            ? Cli.UsageFailure($"{result.GetValue(width)}x{result.GetValue(height)} is too large for one picture in memory.")
+            : run(new Options
+            {
+                Width = result.GetValue(width),
+                Height = result.GetValue(height),
+                MaxIterations = result.GetValue(maxIterations),
+                Out = result.GetRequiredValue(output),
+                PerPixel = result.GetValue(perPixel),
+                Threads = result.GetValue(threads),
+                SequentialOnly = result.GetValue(sequential),
+                Compare = result.GetValue(compare),
+                Quiet = result.GetValue(quiet),
+            }));
         return root;
     }
 }

@@ -283,25 +283,22 @@ sealed class Options
         {
             iterations, processes, mode, pools, poolWorkers, repeat, warmUp, stackSize, seed, rng, noBarrier,
         };
-        root.Validators.Add(result =>
-        {
-            if (result.GetValue(iterations) < result.GetValue(processes))
-                result.AddError("--iterations must be at least --processes.");
-        });
-        root.SetAction(result => run(new Options
-        {
-            Iterations = result.GetValue(iterations),
-            Processes = result.GetValue(processes),
-            Mode = result.GetRequiredValue(mode).Value,
-            Pools = result.GetValue(pools),
-            poolWorkers = result.GetValue(poolWorkers),
-            Repeat = result.GetValue(repeat),
-            WarmUp = result.GetValue(warmUp),
-            StackSize = result.GetValue(stackSize),
-            Seed = result.GetValue(seed),
-            Rng = result.GetRequiredValue(rng).Value,
-            Barrier = !result.GetValue(noBarrier),
-        }));
+        root.SetAction(result => result.GetValue(iterations) < result.GetValue(processes)
+            ? Cli.UsageFailure("--iterations must be at least --processes.")
+            : run(new Options
+            {
+                Iterations = result.GetValue(iterations),
+                Processes = result.GetValue(processes),
+                Mode = result.GetRequiredValue(mode).Value,
+                Pools = result.GetValue(pools),
+                poolWorkers = result.GetValue(poolWorkers),
+                Repeat = result.GetValue(repeat),
+                WarmUp = result.GetValue(warmUp),
+                StackSize = result.GetValue(stackSize),
+                Seed = result.GetValue(seed),
+                Rng = result.GetRequiredValue(rng).Value,
+                Barrier = !result.GetValue(noBarrier),
+            }));
         return root;
     }
 }

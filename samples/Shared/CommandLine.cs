@@ -30,6 +30,18 @@ static class Cli
         return result is null ? UsageError : result.Invoke();
     }
 
+    /// <summary>
+    /// Reports a usage error that only the action can see (options that do not fit together) as
+    /// a parse error is reported, and returns <see cref="UsageError"/>. Not a command validator:
+    /// a validator would read every option's value, and so throw on one that failed to parse.
+    /// </summary>
+    public static int UsageFailure(string message)
+    {
+        Console.Error.WriteLine($"error: {message}");
+        Console.Error.WriteLine("Run with --help for the options.");
+        return UsageError;
+    }
+
     /// <summary>As <see cref="Run"/>, for commands with async actions.</summary>
     public static async Task<int> RunAsync(RootCommand root, string[] args, string? epilogue = null)
     {
@@ -185,9 +197,9 @@ static class Cli
         if (result.Errors.Count == 0 || result.Action is HelpAction or HelpWithEpilogue)
             return result;
 
-        foreach (ParseError error in result.Errors)
+        foreach (ParseError error in result.Errors.SkipLast(1))
             Console.Error.WriteLine($"error: {error.Message}");
-        Console.Error.WriteLine("Run with --help for the options.");
+        UsageFailure(result.Errors[^1].Message);
         return null;
     }
 
