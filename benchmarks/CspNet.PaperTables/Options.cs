@@ -1,158 +1,82 @@
-using System.Globalization;
+using System.CommandLine;
 
 namespace CspNet.PaperTables;
 
-/// <summary>Command-line options; see README.md and <see cref="Usage"/>.</summary>
+/// <summary>Command-line options; see README.md and <see cref="Command"/> (--help).</summary>
 internal sealed class Options
 {
-    internal const string Usage = """
-        Reproduces the tables of CSP.NET (CPA 2006) and JVMCSP (CPA 2016) with CspNet.
+    internal bool Quick { get; private init; }
 
-        dotnet run -c Release --project benchmarks/CspNet.PaperTables -- [options]
+    internal bool Full { get; private init; }
 
-          --quick              smoke mode: tiny sizes, one repetition (under 20 s)
-          --full               the papers' sizes: 500,000 integers per Table 1 run, Table 2 at
-                               1,200,000,000 iterations, Table 3 up to 400,000,000 (tens of minutes)
-          --only LIST          tables to run, comma separated: t1,t2,t3,comms,jvmcsp,live (default: all)
-          --reps N             timed repetitions per measurement (default 5; quick 1)
-          --live N[,N...]      live-process counts to run (processes, 2 per pair; suffixes K, M, G),
-                               e.g. --live 10M or --live 10M,20M (default 2M; quick 20K)
-          --live-max           run 10M, 20M, 40M, ... live processes while they fit in memory, then
-                               the largest count that fits (machine available memory minus a guard)
-          --min-free-gib G     memory guard of the live test: stop creating processes when the
-                               machine's available memory falls below G GiB (default 3)
-          --exchanges K        round trips per live pair (default 2; the gate sits after the first)
-          --jvmcsp N[,N...]    JVMCSP's own program at these JVMCSP-counted process counts (7 per iteration
-                               + main; suffixes K, M, G): default 7M,10.5M,14M (quick: 70K)
-          --jvmcsp-max         also run JVMCSP's program at the largest count that fits in memory
-          --census N           per-type allocation census of JVMCSP's program at N iterations (GC
-                               allocation-tick events), by phase: creation, start to parked
-          --help               this text
-        """;
+    internal HashSet<string> Only { get; private init; } = new(StringComparer.OrdinalIgnoreCase);
 
-    internal bool Quick { get; private set; }
+    internal int? Repetitions { get; private init; }
 
-    internal bool Full { get; private set; }
+    internal List<long> LiveCounts { get; private init; } = [];
 
-    internal HashSet<string> Only { get; } = new(StringComparer.OrdinalIgnoreCase);
+    internal bool LiveMax { get; private init; }
 
-    internal int? Repetitions { get; private set; }
+    internal double MinFreeGiB { get; private init; }
 
-    internal List<long> LiveCounts { get; } = [];
+    internal int Exchanges { get; private init; }
 
-    internal bool LiveMax { get; private set; }
+    internal List<long> JvmcspCounts { get; private init; } = [];
 
-    internal double MinFreeGiB { get; private set; } = 3;
+    internal bool JvmcspMax { get; private init; }
 
-    internal int Exchanges { get; private set; } = 2;
-
-    internal List<long> JvmcspCounts { get; } = [];
-
-    internal bool JvmcspMax { get; private set; }
-
-    internal long CensusIterations { get; private set; }
-
-    internal bool Help { get; private set; }
+    internal long CensusIterations { get; private init; }
 
     internal int Reps => Repetitions ?? (Quick ? 1 : 5);
 
     internal bool Runs(string table) => Only.Count == 0 || Only.Contains(table);
 
-    internal static Options Parse(string[] args)
+    /// <summary>The program's command: its options, and <paramref name="run"/> with their values.</summary>
+    internal static RootCommand Command(Func<Options, int> run)
     {
-        var options = new Options();
-        for (int i = 0; i < args.Length; i++)
+        var quick = new Option<bool>("--quick") { Description = "Smoke mode: tiny sizes, one repetition (under 20 s)." };
+        var full = new Option<bool>("--full") { Description = "The papers' sizes: 500,000 integers per Table 1 run, Table 2 at 1,200,000,000 iterations, Table 3 up to 400,000,000 (tens of minutes)." };
+        Option<string[]> only = Cli.List("--only", "Tables to run, comma separated (default: all).", "t1,t2,t3,comms,jvmcsp,live", table => table);
+        Option<int?> reps = Cli.OptionalIntCount("--reps", "Timed repetitions per measurement (default 5; quick 1).", 1, 100_000);
+        Option<long[]> live = Cli.List("--live", "Live-process counts to run (processes, 2 per pair; suffixes K, M, G), e.g. --live 10M or --live 10M,20M (default 2M; quick 20K).",
+            "N[,N...]", count => ParseCount(count, "--live"));
+        var liveMax = new Option<bool>("--live-max") { Description = "Run 10M, 20M, 40M, ... live processes while they fit in memory, then the largest count that fits (machine available memory minus a guard)." };
+        var minFreeGiB = new Option<double>("--min-free-gib")
         {
-            string arg = args[i];
-            string Next() => i + 1 < args.Length ? args[++i] : throw new ArgumentException($"{arg} needs a value.");
-            switch (arg)
+            Description = "Memory guard of the live test: stop creating processes when the machine's available memory falls below G GiB.",
+            HelpName = "G",
+            DefaultValueFactory = _ => 3,
+        };
+        Option<int> exchanges = Cli.IntCount("--exchanges", "Round trips per live pair (the gate sits after the first).", 2, 1, 1_000_000);
+        Option<long[]> jvmcsp = Cli.List("--jvmcsp", "JVMCSP's own program at these JVMCSP-counted process counts (7 per iteration + main; suffixes K, M, G): default 7M,10.5M,14M (quick: 70K).",
+            "N[,N...]", count => ParseCount(count, "--jvmcsp"));
+        var jvmcspMax = new Option<bool>("--jvmcsp-max") { Description = "Also run JVMCSP's program at the largest count that fits in memory." };
+        Option<long> census = Cli.Count("--census", "Per-type allocation census of JVMCSP's program at N iterations (GC allocation-tick events), by phase: creation, start to parked (0: none).",
+            0, 2, long.MaxValue);
+        var root = new RootCommand("Reproduces the tables of CSP.NET (CPA 2006) and JVMCSP (CPA 2016) with CspNet.")
+        {
+            quick, full, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census,
+        };
+        root.SetAction(result => result.GetValue(quick) && result.GetValue(full)
+            ? Cli.UsageFailure("--quick and --full exclude each other.")
+            : run(new Options
             {
-                case "--quick":
-                    options.Quick = true;
-                    break;
-                case "--full":
-                    options.Full = true;
-                    break;
-                case "--only":
-                    foreach (string table in Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-                    {
-                        options.Only.Add(table);
-                    }
-
-                    break;
-                case "--reps":
-                    options.Repetitions = int.Parse(Next(), CultureInfo.InvariantCulture);
-                    break;
-                case "--live":
-                    foreach (string count in Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-                    {
-                        options.LiveCounts.Add(ParseCount(count));
-                    }
-
-                    break;
-                case "--live-max":
-                    options.LiveMax = true;
-                    break;
-                case "--min-free-gib":
-                    options.MinFreeGiB = double.Parse(Next(), CultureInfo.InvariantCulture);
-                    break;
-                case "--exchanges":
-                    options.Exchanges = int.Parse(Next(), CultureInfo.InvariantCulture);
-                    break;
-                case "--jvmcsp":
-                    foreach (string count in Next().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-                    {
-                        // 7M means JVMCSP's 7,000,001 (7 per iteration plus main).
-                        long processes = ParseCount(count);
-                        options.JvmcspCounts.Add(processes % 7 == 0 ? processes + 1 : processes);
-                    }
-
-                    break;
-                case "--jvmcsp-max":
-                    options.JvmcspMax = true;
-                    break;
-                case "--census":
-                    options.CensusIterations = ParseCount(Next());
-                    break;
-                case "--help" or "-h" or "-?":
-                    options.Help = true;
-                    break;
-                default:
-                    throw new ArgumentException($"Unknown option '{arg}'.");
-            }
-        }
-
-        if (options.Quick && options.Full)
-        {
-            throw new ArgumentException("--quick and --full exclude each other.");
-        }
-
-        if (options.Reps < 1 || options.Exchanges < 1)
-        {
-            throw new ArgumentException("--reps and --exchanges must be at least 1.");
-        }
-
-        return options;
+                Quick = result.GetValue(quick),
+                Full = result.GetValue(full),
+                Only = new HashSet<string>(result.GetRequiredValue(only), StringComparer.OrdinalIgnoreCase),
+                Repetitions = result.GetValue(reps),
+                LiveCounts = [.. result.GetRequiredValue(live)],
+                LiveMax = result.GetValue(liveMax),
+                MinFreeGiB = result.GetValue(minFreeGiB),
+                Exchanges = result.GetValue(exchanges),
+                // 7M means JVMCSP's 7,000,001 (7 per iteration plus main).
+                JvmcspCounts = [.. result.GetRequiredValue(jvmcsp).Select(processes => processes % 7 == 0 ? processes + 1 : processes)],
+                JvmcspMax = result.GetValue(jvmcspMax),
+                CensusIterations = result.GetValue(census),
+            }));
+        return root;
     }
 
-    /// <summary>Parses 20000, 20_000, 20,000, 20K, 10M, 1.5G.</summary>
-    internal static long ParseCount(string text)
-    {
-        text = text.Replace("_", "", StringComparison.Ordinal).Replace(",", "", StringComparison.Ordinal).Trim();
-        double factor = 1;
-        if (text.Length > 0 && char.IsLetter(text[^1]))
-        {
-            factor = char.ToUpperInvariant(text[^1]) switch
-            {
-                'K' => 1e3,
-                'M' => 1e6,
-                'G' => 1e9,
-                _ => throw new ArgumentException($"Unknown suffix in '{text}'."),
-            };
-            text = text[..^1];
-        }
-
-        long count = (long)Math.Round(double.Parse(text, CultureInfo.InvariantCulture) * factor);
-        return count >= 2 ? count : throw new ArgumentException("A live-process count must be at least 2.");
-    }
+    /// <summary>Parses 20000, 20_000, 20,000 (alone), 20K, 10M, 1.5G: a process count, at least 2.</summary>
+    private static long ParseCount(string text, string option) => Cli.ParseCount(text, 1000, 2, long.MaxValue, option);
 }

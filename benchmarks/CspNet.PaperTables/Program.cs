@@ -11,26 +11,10 @@ namespace CspNet.PaperTables;
 /// </summary>
 internal static class Program
 {
-    private static int Main(string[] args)
+    private static int Main(string[] args) => Cli.Run(Options.Command(Run), args);
+
+    private static int Run(Options options)
     {
-        Options options;
-        try
-        {
-            options = Options.Parse(args);
-        }
-        catch (Exception exception) when (exception is ArgumentException or FormatException or OverflowException)
-        {
-            Console.Error.WriteLine(exception.Message);
-            Console.Error.WriteLine(Options.Usage);
-            return 2;
-        }
-
-        if (options.Help)
-        {
-            Console.WriteLine(Options.Usage);
-            return 0;
-        }
-
         var total = Stopwatch.StartNew();
         if (options.Quick)
         {

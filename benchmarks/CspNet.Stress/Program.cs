@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
@@ -13,17 +14,7 @@ namespace CspNet.Stress;
 /// </summary>
 internal static class Program
 {
-    private const string Usage = """
-        Stress test of CspNet's channels: unbuffered rendezvous under random cancellation.
-
-        Usage: dotnet run -c Release --project benchmarks/CspNet.Stress -- [options]
-
-          --items N    items per channel kind (default 10M; suffixes k, M)
-          --kind K     One2One | Any2One | One2Any | Any2Any | all, or a comma-separated list (default all)
-          --seed S     seed of the parties' random choices (default: from the clock); the
-                       timing, and so the interleaving, still differs from run to run
-          --help       show this text
-
+    private const string Details = """
         Per kind: 1 writer, or 3 if the writing end may be shared (Any2One, Any2Any); 1 reader, or
         3 if the reading end may be shared (One2Any, Any2Any). Each party switches between runs of
         blocking Read/Write on a thread and runs of ReadAsync/WriteAsync, whose tokens are cancelled
@@ -36,49 +27,22 @@ internal static class Program
 
     private static readonly string[] AllKinds = ["One2One", "Any2One", "One2Any", "Any2Any"];
 
-    private static async Task<int> Main(string[] args)
+    private static Task<int> Main(string[] args)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-        long items = 10_000_000;
-        var kinds = new List<string>();
-        int seed = Environment.TickCount;
-        try
+        Option<long> items = Cli.Count("--items", "Items per channel kind (suffixes k, M).", 10_000_000, 1, 1_000_000_000);
+        Option<string[]> kind = Cli.List("--kind", "One2One | Any2One | One2Any | Any2Any | all, or a comma-separated list (default all).", "K", KindName);
+        var seed = new Option<int?>("--seed")
         {
-            for (int i = 0; i < args.Length; i++)
-            {
-                string option = args[i];
-                string Value() => i + 1 < args.Length ? args[++i] : throw new FormatException($"{option} needs a value.");
-                switch (option)
-                {
-                    case "--items":
-                        items = ParseCount(Value());
-                        break;
-                    case "--kind":
-                        kinds.AddRange(Value().Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(KindName));
-                        break;
-                    case "--seed":
-                        seed = int.Parse(Value(), CultureInfo.InvariantCulture);
-                        break;
-                    case "--help" or "-h" or "-?":
-                        Console.WriteLine(Usage);
-                        return 0;
-                    default:
-                        throw new FormatException($"unknown option '{option}'.");
-                }
-            }
+            Description = "Seed of the parties' random choices (default: from the clock); the timing, and so the interleaving, still differs from run to run.",
+            HelpName = "S",
+        };
+        var root = new RootCommand("Stress test of CspNet's channels: unbuffered rendezvous under random cancellation.") { items, kind, seed };
+        root.SetAction(result => RunAsync(result.GetValue(items), [.. result.GetRequiredValue(kind)], result.GetValue(seed) ?? Environment.TickCount));
+        return Cli.RunAsync(root, args, Details);
+    }
 
-            if (items is < 1 or > 1_000_000_000)
-            {
-                throw new FormatException($"--items must be between 1 and 1,000,000,000; got {items:N0}.");
-            }
-        }
-        catch (Exception exception) when (exception is FormatException or OverflowException)
-        {
-            Console.Error.WriteLine($"error: {exception.Message}");
-            Console.Error.WriteLine("Run with --help for the options.");
-            return 2;
-        }
-
+    private static async Task<int> RunAsync(long items, List<string> kinds, int seed)
+    {
         if (kinds.Count == 0 || kinds.Contains("all"))
         {
             kinds = [.. AllKinds];
@@ -180,14 +144,6 @@ internal static class Program
     private static string KindName(string text) =>
         text.Equals("all", StringComparison.OrdinalIgnoreCase) ? "all"
         : AllKinds.FirstOrDefault(kind => kind.Equals(text, StringComparison.OrdinalIgnoreCase)) ?? throw new FormatException($"--kind must be One2One, Any2One, One2Any, Any2Any or all, not '{text}'.");
-
-    /// <summary>10000000, 10_000_000, 10,000,000, 500k or 10M.</summary>
-    private static long ParseCount(string text)
-    {
-        string digits = text.Replace("_", "", StringComparison.Ordinal).Replace(",", "", StringComparison.Ordinal);
-        long unit = digits.EndsWith('k') || digits.EndsWith('K') ? 1_000 : digits.EndsWith('M') ? 1_000_000 : 1;
-        return checked((long)(double.Parse(unit == 1 ? digits : digits[..^1], NumberStyles.Float, CultureInfo.InvariantCulture) * unit));
-    }
 
     private static string LoadAverage()
     {

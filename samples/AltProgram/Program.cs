@@ -11,7 +11,7 @@
 //   dotnet run --project samples/AltProgram                          everything at once
 //   dotnet run --project samples/AltProgram -- standalone            no pools: DistParallel runs all three here
 //   dotnet run --project samples/AltProgram -- pool <nameServerUri> <name> <workers>   a pool only
-using System.Globalization;
+using System.CommandLine;
 using CspNet.Remote;
 using CspNet.Remote.NameServer;
 
@@ -19,35 +19,15 @@ class AltProgram
 {
     const int WorkersPerPool = 2;
 
-    static async Task<int> Main(string[] args)
+    static Task<int> Main(string[] args)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-        try
-        {
-            switch (args)
-            {
-                case []:
-                    return await RunAllAsync();
-                case ["standalone"]:
-                    return RunStandAlone();
-                case ["pool", string nameServer, string name, string workers, ..var parent]:
-                    return await PoolPrograms.RunAsync(new Uri(nameServer), name, int.Parse(workers), parent is [string pid] ? int.Parse(pid) : null);
-                default:
-                    Console.Error.WriteLine("usage: AltProgram | AltProgram standalone | AltProgram pool <nameServerUri> <name> <workers>");
-                    return 2;
-            }
-        }
-        catch (AggregateException e)
-        {
-            foreach (Exception inner in e.InnerExceptions)
-                Console.Error.WriteLine($"error: {inner.GetType().Name}: {inner.Message}");
-            return 1;
-        }
-        catch (Exception e)
-        {
-            Console.Error.WriteLine($"error: {e.GetType().Name}: {e.Message}");
-            return 1;
-        }
+        var root = new RootCommand("Listings 4, 5 and 6 of the CSP.NET paper: DistParallel ships an AltReader and two AddIntegers processes to two worker pool programs it starts.");
+        root.SetAction(_ => Cli.Report(RunAllAsync));
+        var standalone = new Command("standalone", "No pools: DistParallel runs all three processes here, on local threads.");
+        standalone.SetAction(_ => Cli.Report(() => Task.FromResult(RunStandAlone())));
+        root.Subcommands.Add(standalone);
+        root.Subcommands.Add(PoolPrograms.Command()); // the hidden pool programs that RunAllAsync starts
+        return Cli.RunAsync(root, args);
     }
 
     /// <summary>The NameServer here, two pools as child programs, and listing 6.</summary>

@@ -11,27 +11,14 @@
 // Consumer times rounds of reads, then poisons its channel and the ring shuts down.
 //
 //   dotnet run --project samples/CommsTime -- --help
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
 
 class Program
 {
-    const string Usage = """
-        CommsTime: the occam/JCSP Prefix-Delta-Successor ring with a timing Consumer.
-
-        Usage: dotnet run --project samples/CommsTime -- [options]
-
-          --iterations N    iterations per timed round (default 10k; suffixes k, M)
-          --rounds N        timed rounds per ring; the best is reported (default 3)
-          --warm-up N       untimed iterations first (default: iterations / 10)
-          --warm-up-ms T    and warm up for at least T milliseconds, so that the timed code is
-                            JIT-optimised (default 100)
-          --processes P     threads | async | all (default all)
-          --channel C       one2one | any2one | one2any | any2any | all (default all)
-          --delta D         seq (JCSP SeqDelta) | par (JCSP Delta, a PAR of two writes) | all (default seq)
-          --help            show this text
-
+    const string Examples = """
         Example: dotnet run -c Release --project samples/CommsTime -- --iterations 1M --processes async
         """;
 
@@ -48,28 +35,10 @@ class Program
     const int ContextSwitchesPerIteration = 12;
     const int CommunicationsPerIteration = 4;
 
-    static int Main(string[] args)
+    static int Main(string[] args) => Cli.Run(Options.Command(Run), args, Examples);
+
+    static int Run(Options options)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-
-        Options options;
-        try
-        {
-            options = Options.Parse(args);
-        }
-        catch (FormatException e)
-        {
-            Console.Error.WriteLine($"error: {e.Message}");
-            Console.Error.WriteLine("Run with --help for the options.");
-            return 2;
-        }
-
-        if (options.Help)
-        {
-            Console.WriteLine(Usage);
-            return 0;
-        }
-
         Console.WriteLine("CommsTime (occam/JCSP): Prefix -> Delta -> Successor -> Prefix, Delta -> Consumer");
         Console.WriteLine($"{options.Iterations:N0} iterations per round, best of {options.Rounds} rounds after at least {options.WarmUp:N0} warm-up iterations and {options.WarmUpTime.TotalMilliseconds} ms");
         Console.WriteLine($"machine: {Environment.ProcessorCount} logical processors{LoadAverage()}");
@@ -168,107 +137,49 @@ sealed class Options
 {
     private int? warmUp;
 
-    public int Iterations { get; private set; } = 10_000;
+    public int Iterations { get; private init; }
 
-    public int Rounds { get; private set; } = 3;
+    public int Rounds { get; private init; }
 
     public int WarmUp => warmUp ?? Math.Max(Iterations / 10, 1);
 
-    public TimeSpan WarmUpTime { get; private set; } = TimeSpan.FromMilliseconds(100);
+    public TimeSpan WarmUpTime { get; private init; }
 
     /// <summary>false: thread processes; true: async processes.</summary>
-    public bool[] ProcessKinds { get; private set; } = [false, true];
+    public bool[] ProcessKinds { get; private init; } = [];
 
-    public string[] Channels { get; private set; } = ["One2One", "Any2One", "One2Any", "Any2Any"];
+    public string[] Channels { get; private init; } = [];
 
     /// <summary>false: sequential Delta; true: parallel Delta.</summary>
-    public bool[] DeltaKinds { get; private set; } = [false];
+    public bool[] DeltaKinds { get; private init; } = [];
 
-    public bool Help { get; private set; }
-
-    public static Options Parse(string[] args)
+    /// <summary>The program's command: its options, and <paramref name="run"/> with their values.</summary>
+    public static RootCommand Command(Func<Options, int> run)
     {
-        var options = new Options();
-        for (int i = 0; i < args.Length; i++)
+        Option<int> iterations = Cli.IntCount("--iterations", "Iterations per timed round (suffixes k, M).", 10_000, 1, int.MaxValue);
+        Option<int> rounds = Cli.IntCount("--rounds", "Timed rounds per ring; the best is reported.", 3, 1, int.MaxValue);
+        Option<int?> warmUp = Cli.OptionalIntCount("--warm-up", "Untimed iterations first (default: iterations / 10).", 0, int.MaxValue);
+        Option<int> warmUpMs = Cli.IntCount("--warm-up-ms", "And warm up for at least this many milliseconds, so that the timed code is JIT-optimised.", 100, 0, int.MaxValue);
+        Option<Named<bool[]>> processes = Cli.Choice<bool[]>("--processes", "Thread processes, async processes or both.", "all",
+            ("threads", [false]), ("async", [true]), ("all", [false, true]));
+        Option<Named<string[]>> channel = Cli.Choice<string[]>("--channel", "The channel kinds to time.", "all",
+            ("one2one", ["One2One"]), ("any2one", ["Any2One"]), ("one2any", ["One2Any"]), ("any2any", ["Any2Any"]), ("all", ["One2One", "Any2One", "One2Any", "Any2Any"]));
+        Option<Named<bool[]>> delta = Cli.Choice<bool[]>("--delta", "seq: JCSP SeqDelta; par: JCSP Delta, a PAR of two writes.", "seq",
+            ("seq", [false]), ("par", [true]), ("all", [false, true]));
+        var root = new RootCommand("CommsTime: the occam/JCSP Prefix-Delta-Successor ring with a timing Consumer.")
         {
-            string Value() => i + 1 < args.Length ? args[++i] : throw new FormatException($"{args[i]} needs a value.");
-            switch (args[i])
-            {
-                case "--iterations":
-                    options.Iterations = ParseCount(Value(), 1, "--iterations");
-                    break;
-                case "--rounds":
-                    options.Rounds = ParseCount(Value(), 1, "--rounds");
-                    break;
-                case "--warm-up":
-                    options.warmUp = ParseCount(Value(), 0, "--warm-up");
-                    break;
-                case "--warm-up-ms":
-                    options.WarmUpTime = TimeSpan.FromMilliseconds(ParseCount(Value(), 0, "--warm-up-ms"));
-                    break;
-                case "--processes":
-                    options.ProcessKinds = Value().ToLowerInvariant() switch
-                    {
-                        "threads" => [false],
-                        "async" => [true],
-                        "all" => [false, true],
-                        string other => throw new FormatException($"--processes must be threads, async or all, not '{other}'."),
-                    };
-                    break;
-                case "--channel":
-                    string channel = Value();
-                    options.Channels = channel.ToLowerInvariant() switch
-                    {
-                        "one2one" => ["One2One"],
-                        "any2one" => ["Any2One"],
-                        "one2any" => ["One2Any"],
-                        "any2any" => ["Any2Any"],
-                        "all" => ["One2One", "Any2One", "One2Any", "Any2Any"],
-                        _ => throw new FormatException($"--channel must be one2one, any2one, one2any, any2any or all, not '{channel}'."),
-                    };
-                    break;
-                case "--delta":
-                    options.DeltaKinds = Value().ToLowerInvariant() switch
-                    {
-                        "seq" => [false],
-                        "par" => [true],
-                        "all" => [false, true],
-                        string other => throw new FormatException($"--delta must be seq, par or all, not '{other}'."),
-                    };
-                    break;
-                case "--help" or "-h" or "-?":
-                    options.Help = true;
-                    break;
-                default:
-                    throw new FormatException($"unknown option '{args[i]}'.");
-            }
-        }
-
-        return options;
-    }
-
-    /// <summary>Parses 20000, 20_000, 20k or 1M.</summary>
-    static int ParseCount(string text, int min, string option)
-    {
-        string digits = text.Replace("_", "").Replace(",", "");
-        long multiplier = 1;
-        if (digits.EndsWith('k') || digits.EndsWith('K'))
+            iterations, rounds, warmUp, warmUpMs, processes, channel, delta,
+        };
+        root.SetAction(result => run(new Options
         {
-            multiplier = 1_000;
-            digits = digits[..^1];
-        }
-        else if (digits.EndsWith('M'))
-        {
-            multiplier = 1_000_000;
-            digits = digits[..^1];
-        }
-
-        if (!long.TryParse(digits, NumberStyles.None, CultureInfo.InvariantCulture, out long value)
-            || value * multiplier < min || value * multiplier > int.MaxValue)
-        {
-            throw new FormatException($"{option} must be a whole number from {min} to {int.MaxValue:N0}; got '{text}'.");
-        }
-
-        return (int)(value * multiplier);
+            Iterations = result.GetValue(iterations),
+            Rounds = result.GetValue(rounds),
+            warmUp = result.GetValue(warmUp),
+            WarmUpTime = TimeSpan.FromMilliseconds(result.GetValue(warmUpMs)),
+            ProcessKinds = result.GetRequiredValue(processes).Value,
+            Channels = result.GetRequiredValue(channel).Value,
+            DeltaKinds = result.GetRequiredValue(delta).Value,
+        }));
+        return root;
     }
 }

@@ -7,30 +7,14 @@
 // as thread processes instead.
 //
 //   dotnet run --project samples/Mandelbrot -- --help
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
 
 class Program
 {
-    const string Usage = """
-        Mandelbrot: one CSP process per row (or per pixel) and a collector; writes a PNG.
-        After the JVMCSP paper's Table 1 (4000x3000, a process per row or per pixel).
-
-        Usage: dotnet run --project samples/Mandelbrot -- [options]
-
-          --width N           picture width in pixels (default 1200)
-          --height N          picture height in pixels (default 900)
-          --max-iterations N  iterations before a point counts as inside the set (default 1000)
-          --out FILE          the PNG to write (default mandelbrot.png)
-          --per-pixel         one process per pixel instead of one per row
-          --threads           thread processes instead of async ones (at most 10,000 processes)
-          --sequential        no processes: compute the picture in one loop
-          --compare           run sequential, rows and pixels (async) and rows (threads); print a
-                              table like JVMCSP's Table 1 and check that the pictures are identical
-          --quiet             no progress line
-          --help              show this text
-
+    const string Examples = """
         Example, the paper's size, a process per row:
           dotnet run -c Release --project samples/Mandelbrot -- --width 4000 --height 3000
         (--per-pixel at that size holds 12 million async processes at once: about 6 GB of memory.)
@@ -39,28 +23,10 @@ class Program
     /// <summary>Thread processes beyond this would mean as many OS threads at once: use async processes.</summary>
     const int MaxThreadProcesses = 10_000;
 
-    static int Main(string[] args)
+    static int Main(string[] args) => Cli.Run(Options.Command(Run), args, Examples);
+
+    static int Run(Options options)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-
-        Options options;
-        try
-        {
-            options = Options.Parse(args);
-        }
-        catch (FormatException e)
-        {
-            Console.Error.WriteLine($"error: {e.Message}");
-            Console.Error.WriteLine("Run with --help for the options.");
-            return 2;
-        }
-
-        if (options.Help)
-        {
-            Console.WriteLine(Usage);
-            return 0;
-        }
-
         var view = new View(options.Width, options.Height, options.MaxIterations);
         Console.WriteLine($"Mandelbrot {view.Width}x{view.Height}, at most {view.MaxIterations} iterations per pixel "
             + $"({Environment.ProcessorCount} logical processors{LoadAverage()})");
@@ -234,25 +200,23 @@ sealed record Variant(string Name, bool IsSequential, bool PerPixel, bool Thread
 /// <summary>The command line.</summary>
 sealed class Options
 {
-    public int Width { get; private set; } = 1200;
+    public int Width { get; private init; }
 
-    public int Height { get; private set; } = 900;
+    public int Height { get; private init; }
 
-    public int MaxIterations { get; private set; } = 1000;
+    public int MaxIterations { get; private init; }
 
-    public string Out { get; private set; } = "mandelbrot.png";
+    public string Out { get; private init; } = "";
 
-    public bool PerPixel { get; private set; }
+    public bool PerPixel { get; private init; }
 
-    public bool Threads { get; private set; }
+    public bool Threads { get; private init; }
 
-    public bool SequentialOnly { get; private set; }
+    public bool SequentialOnly { get; private init; }
 
-    public bool Compare { get; private set; }
+    public bool Compare { get; private init; }
 
-    public bool Quiet { get; private set; }
-
-    public bool Help { get; private set; }
+    public bool Quiet { get; private init; }
 
     /// <summary>The version chosen by --per-pixel, --threads and --sequential.</summary>
     public Variant Single =>
@@ -265,59 +229,39 @@ sealed class Options
             (true, true) => Variant.PixelsThreads,
         };
 
-    public static Options Parse(string[] args)
+    /// <summary>The program's command: its options, and <paramref name="run"/> with their values.</summary>
+    public static RootCommand Command(Func<Options, int> run)
     {
-        var options = new Options();
-        for (int i = 0; i < args.Length; i++)
+        Option<int> width = Cli.IntCount("--width", "Picture width in pixels.", 1200, 1, 50_000);
+        Option<int> height = Cli.IntCount("--height", "Picture height in pixels.", 900, 1, 50_000);
+        Option<int> maxIterations = Cli.IntCount("--max-iterations", "Iterations before a point counts as inside the set.", 1000, 1, int.MaxValue);
+        var output = new Option<string>("--out") { Description = "The PNG to write.", HelpName = "FILE", DefaultValueFactory = _ => "mandelbrot.png" };
+        var perPixel = new Option<bool>("--per-pixel") { Description = "One process per pixel instead of one per row." };
+        var threads = new Option<bool>("--threads") { Description = "Thread processes instead of async ones (at most 10,000 processes)." };
+        var sequential = new Option<bool>("--sequential") { Description = "No processes: compute the picture in one loop." };
+        var compare = new Option<bool>("--compare") { Description = "Run sequential, rows and pixels (async) and rows (threads); print a table like JVMCSP's Table 1 and check that the pictures are identical." };
+        var quiet = new Option<bool>("--quiet") { Description = "No progress line." };
+        var root = new RootCommand("""
+            Mandelbrot: one CSP process per row (or per pixel) and a collector; writes a PNG.
+            After the JVMCSP paper's Table 1 (4000x3000, a process per row or per pixel).
+            """)
         {
-            string Value() => i + 1 < args.Length ? args[++i] : throw new FormatException($"{args[i]} needs a value.");
-            switch (args[i])
+            width, height, maxIterations, output, perPixel, threads, sequential, compare, quiet,
+        };
+        root.SetAction(result => (long)result.GetValue(width) * result.GetValue(height) * 3 > Array.MaxLength
+            ? Cli.UsageFailure($"{result.GetValue(width)}x{result.GetValue(height)} is too large for one picture in memory.")
+            : run(new Options
             {
-                case "--width":
-                    options.Width = ParseInt(Value(), 1, 50_000, "--width");
-                    break;
-                case "--height":
-                    options.Height = ParseInt(Value(), 1, 50_000, "--height");
-                    break;
-                case "--max-iterations":
-                    options.MaxIterations = ParseInt(Value(), 1, int.MaxValue, "--max-iterations");
-                    break;
-                case "--out":
-                    options.Out = Value();
-                    break;
-                case "--per-pixel":
-                    options.PerPixel = true;
-                    break;
-                case "--threads":
-                    options.Threads = true;
-                    break;
-                case "--sequential":
-                    options.SequentialOnly = true;
-                    break;
-                case "--compare":
-                    options.Compare = true;
-                    break;
-                case "--quiet":
-                    options.Quiet = true;
-                    break;
-                case "--help" or "-h" or "-?":
-                    options.Help = true;
-                    break;
-                default:
-                    throw new FormatException($"unknown option '{args[i]}'.");
-            }
-        }
-
-        if ((long)options.Width * options.Height * 3 > Array.MaxLength)
-        {
-            throw new FormatException($"{options.Width}x{options.Height} is too large for one picture in memory.");
-        }
-
-        return options;
+                Width = result.GetValue(width),
+                Height = result.GetValue(height),
+                MaxIterations = result.GetValue(maxIterations),
+                Out = result.GetRequiredValue(output),
+                PerPixel = result.GetValue(perPixel),
+                Threads = result.GetValue(threads),
+                SequentialOnly = result.GetValue(sequential),
+                Compare = result.GetValue(compare),
+                Quiet = result.GetValue(quiet),
+            }));
+        return root;
     }
-
-    static int ParseInt(string text, int min, int max, string option) =>
-        int.TryParse(text.Replace("_", ""), NumberStyles.None, CultureInfo.InvariantCulture, out int value) && value >= min && value <= max
-            ? value
-            : throw new FormatException($"{option} must be a whole number from {min:N0} to {max:N0}; got '{text}'.");
 }

@@ -7,31 +7,14 @@
 // after a warm-up run, and the median time is reported.
 //
 //   dotnet run --project samples/MonteCarloPi -- --help
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using System.Reflection;
 
 class Program
 {
-    const string Usage = """
-        Monte Carlo Pi: the CSP.NET paper's section 4.2 (listings 7 and 8).
-
-        Usage: dotnet run --project samples/MonteCarloPi -- [options]
-
-          --iterations N    points to throw in all, per run (default 20M; suffixes k, M, G)
-          --processes N     worker processes in the parallel modes (default: processor count)
-          --mode M          seq | threads | async | all (default all) | dist (sequential against
-                            processes shipped to worker pools; see --pools)
-          --pools N         dist: worker pool programs to start on this machine (default 2)
-          --pool-workers N  dist: workers per pool (default: processor count / pools, at least 1)
-          --repeat N        timed runs of each mode; the median is reported (default 5)
-          --warm-up N       untimed runs of each mode first (default 1)
-          --stack-size B    stack size of the worker threads, bytes (suffixes k, M; default: runtime's)
-          --seed S          seed of the first worker; worker i uses S + i (default 115, as in the paper)
-          --rng R           xoshiro (default, fast) | system (System.Random(seed), as in the paper)
-          --no-barrier      do not make the workers wait for each other before they start
-          --help            show this text
-
+    const string Examples = """
         The modes take turns (sequential, threads, async, sequential, ...), so a change in the
         machine's load affects them alike. Speedup is the sequential median over the mode's median.
 
@@ -45,32 +28,13 @@ class Program
 
     static int Main(string[] args)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-        if (args is ["pool", string nameServer, string name, string workers, ..var parent])
-        {
-            // A worker pool program started by --mode dist.
-            return PoolPrograms.RunAsync(new Uri(nameServer), name, int.Parse(workers, CultureInfo.InvariantCulture),
-                parent is [string pid] ? int.Parse(pid, CultureInfo.InvariantCulture) : null).GetAwaiter().GetResult();
-        }
+        RootCommand root = Options.Command(Run);
+        root.Subcommands.Add(PoolPrograms.Command()); // the hidden pool program of --mode dist
+        return Cli.Run(root, args, Examples);
+    }
 
-        Options options;
-        try
-        {
-            options = Options.Parse(args);
-        }
-        catch (FormatException e)
-        {
-            Console.Error.WriteLine($"error: {e.Message}");
-            Console.Error.WriteLine("Run with --help for the options.");
-            return 2;
-        }
-
-        if (options.Help)
-        {
-            Console.WriteLine(Usage);
-            return 0;
-        }
-
+    static int Run(Options options)
+    {
         var job = new PiJob(options.Iterations, options.Seed, options.Rng);
         string rng = options.Rng == RngKind.System ? "System.Random(seed) per worker" : "xoshiro256** per worker";
         Console.WriteLine("Monte Carlo Pi (CSP.NET paper, section 4.2, listings 7 and 8)");
@@ -271,27 +235,25 @@ sealed class CspThreadPoolScope : IDisposable
 /// <summary>The command line.</summary>
 sealed class Options
 {
-    public long Iterations { get; private set; } = 20_000_000;
+    public long Iterations { get; private init; }
 
-    public int Processes { get; private set; } = Environment.ProcessorCount;
+    public int Processes { get; private init; }
 
-    public string Mode { get; private set; } = "all";
+    public string Mode { get; private init; } = "all";
 
-    public int Repeat { get; private set; } = 5;
+    public int Repeat { get; private init; }
 
-    public int WarmUp { get; private set; } = 1;
+    public int WarmUp { get; private init; }
 
-    public int StackSize { get; private set; }
+    public int StackSize { get; private init; }
 
-    public int Seed { get; private set; } = 115;
+    public int Seed { get; private init; }
 
-    public RngKind Rng { get; private set; } = RngKind.Xoshiro;
+    public RngKind Rng { get; private init; }
 
-    public bool Barrier { get; private set; } = true;
+    public bool Barrier { get; private init; }
 
-    public bool Help { get; private set; }
-
-    public int Pools { get; private set; } = 2;
+    public int Pools { get; private init; }
 
     private int? poolWorkers;
 
@@ -301,107 +263,42 @@ sealed class Options
     /// <summary>Shipped workers in --mode dist: one per pool worker, so each runs remotely.</summary>
     public int DistProcesses => Pools * PoolWorkers;
 
-    public static Options Parse(string[] args)
+    /// <summary>The program's command: its options, and <paramref name="run"/> with their values.</summary>
+    public static RootCommand Command(Func<Options, int> run)
     {
-        var options = new Options();
-        for (int i = 0; i < args.Length; i++)
+        Option<long> iterations = Cli.Count("--iterations", "Points to throw in all, per run (suffixes k, M, G).", 20_000_000, 1, long.MaxValue);
+        Option<int> processes = Cli.IntCount("--processes", "Worker processes in the parallel modes (default: processor count).", Environment.ProcessorCount, 1, 100_000);
+        Option<Named<string>> mode = Cli.Choice("--mode", "The runs: all = seq, threads and async; dist = sequential against processes shipped to worker pools (see --pools).", "all",
+            ("seq", "seq"), ("sequential", "seq"), ("threads", "threads"), ("async", "async"), ("all", "all"), ("dist", "dist"), ("distributed", "dist"));
+        Option<int> pools = Cli.IntCount("--pools", "dist: worker pool programs to start on this machine.", 2, 1, 26);
+        Option<int?> poolWorkers = Cli.OptionalIntCount("--pool-workers", "dist: workers per pool (default: processor count / pools, at least 1).", 1, 10_000);
+        Option<int> repeat = Cli.IntCount("--repeat", "Timed runs of each mode; the median is reported.", 5, 1, 1000);
+        Option<int> warmUp = Cli.IntCount("--warm-up", "Untimed runs of each mode first.", 1, 0, 1000);
+        Option<int> stackSize = Cli.IntCount("--stack-size", "Stack size of the worker threads, bytes (suffixes k, M; 0: the runtime's).", 0, 0, int.MaxValue, unit: 1024);
+        Option<int> seed = Cli.IntCount("--seed", "Seed of the first worker; worker i uses S + i (115, as in the paper).", 115, int.MinValue, int.MaxValue);
+        Option<Named<RngKind>> rng = Cli.Choice("--rng", "The random numbers: xoshiro (fast) or system (System.Random(seed), as in the paper).", "xoshiro",
+            ("xoshiro", RngKind.Xoshiro), ("system", RngKind.System));
+        var noBarrier = new Option<bool>("--no-barrier") { Description = "Do not make the workers wait for each other before they start." };
+        var root = new RootCommand("Monte Carlo Pi: the CSP.NET paper's section 4.2 (listings 7 and 8).")
         {
-            string Value() => i + 1 < args.Length ? args[++i] : throw new FormatException($"{args[i]} needs a value.");
-            switch (args[i])
+            iterations, processes, mode, pools, poolWorkers, repeat, warmUp, stackSize, seed, rng, noBarrier,
+        };
+        root.SetAction(result => result.GetValue(iterations) < result.GetValue(processes)
+            ? Cli.UsageFailure("--iterations must be at least --processes.")
+            : run(new Options
             {
-                case "--iterations":
-                    options.Iterations = Number.Parse(Value(), 1000, 1, long.MaxValue, "--iterations");
-                    break;
-                case "--processes":
-                    options.Processes = (int)Number.Parse(Value(), 1000, 1, 100_000, "--processes");
-                    break;
-                case "--mode":
-                    options.Mode = Value() switch
-                    {
-                        "seq" or "sequential" => "seq",
-                        "threads" => "threads",
-                        "async" => "async",
-                        "all" => "all",
-                        "dist" or "distributed" => "dist",
-                        string other => throw new FormatException($"--mode must be seq, threads, async, all or dist, not '{other}'."),
-                    };
-                    break;
-                case "--repeat":
-                    options.Repeat = (int)Number.Parse(Value(), 1000, 1, 1000, "--repeat");
-                    break;
-                case "--warm-up":
-                    options.WarmUp = (int)Number.Parse(Value(), 1000, 0, 1000, "--warm-up");
-                    break;
-                case "--stack-size":
-                    options.StackSize = (int)Number.Parse(Value(), 1024, 0, int.MaxValue, "--stack-size");
-                    break;
-                case "--seed":
-                    options.Seed = (int)Number.Parse(Value(), 1000, int.MinValue, int.MaxValue, "--seed");
-                    break;
-                case "--rng":
-                    options.Rng = Value() switch
-                    {
-                        "xoshiro" => RngKind.Xoshiro,
-                        "system" => RngKind.System,
-                        string other => throw new FormatException($"--rng must be xoshiro or system, not '{other}'."),
-                    };
-                    break;
-                case "--pools":
-                    options.Pools = (int)Number.Parse(Value(), 1000, 1, 26, "--pools");
-                    break;
-                case "--pool-workers":
-                    options.poolWorkers = (int)Number.Parse(Value(), 1000, 1, 10_000, "--pool-workers");
-                    break;
-                case "--no-barrier":
-                    options.Barrier = false;
-                    break;
-                case "--help" or "-h" or "-?":
-                    options.Help = true;
-                    break;
-                default:
-                    throw new FormatException($"unknown option '{args[i]}'.");
-            }
-        }
-
-        if (options.Iterations < options.Processes)
-        {
-            throw new FormatException("--iterations must be at least --processes.");
-        }
-
-        return options;
-    }
-}
-
-/// <summary>Parses counts such as 300000000, 300_000_000, 300M or 1.2G (k, M, G: powers of 1000 or of 1024).</summary>
-static class Number
-{
-    public static long Parse(string text, int unit, long min, long max, string option)
-    {
-        string digits = text.Replace("_", "").Replace(",", "");
-        double multiplier = 1;
-        if (digits.Length > 0 && char.IsLetter(digits[^1]))
-        {
-            multiplier = char.ToUpperInvariant(digits[^1]) switch
-            {
-                'K' => unit,
-                'M' => (double)unit * unit,
-                'G' => (double)unit * unit * unit,
-                _ => throw new FormatException($"{option}: unknown suffix in '{text}' (use k, M or G)."),
-            };
-            digits = digits[..^1];
-        }
-
-        if (!double.TryParse(digits, NumberStyles.Float, CultureInfo.InvariantCulture, out double value))
-        {
-            throw new FormatException($"{option}: '{text}' is not a number.");
-        }
-
-        double result = Math.Round(value * multiplier);
-        if (result < min || result > max)
-        {
-            throw new FormatException($"{option} must be between {min:N0} and {max:N0}; got {text}.");
-        }
-
-        return (long)result;
+                Iterations = result.GetValue(iterations),
+                Processes = result.GetValue(processes),
+                Mode = result.GetRequiredValue(mode).Value,
+                Pools = result.GetValue(pools),
+                poolWorkers = result.GetValue(poolWorkers),
+                Repeat = result.GetValue(repeat),
+                WarmUp = result.GetValue(warmUp),
+                StackSize = result.GetValue(stackSize),
+                Seed = result.GetValue(seed),
+                Rng = result.GetRequiredValue(rng).Value,
+                Barrier = !result.GetValue(noBarrier),
+            }));
+        return root;
     }
 }

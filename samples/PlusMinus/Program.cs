@@ -10,6 +10,7 @@
 //   dotnet run --project samples/PlusMinus                                   everything at once
 //   dotnet run --project samples/PlusMinus -- reader <nameServerUri>          the reader only
 //   dotnet run --project samples/PlusMinus -- writer plus 100 <nameServerUri> a writer only
+using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
 using CspNet.Remote;
@@ -22,29 +23,27 @@ class Program
     const int MinusNumber = 50;        // minus writes 1 + ... + 49 = 1225
     static readonly TimeSpan StartUpLimit = TimeSpan.FromSeconds(30);
 
-    static async Task<int> Main(string[] args)
+    static Task<int> Main(string[] args)
     {
-        CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-        try
-        {
-            switch (args)
-            {
-                case []:
-                    return await RunAllAsync();
-                case ["reader", string nameServer]:
-                    return await RunReaderAsync(new Uri(nameServer), writers: null);
-                case ["writer", string channel, string number, string nameServer, ..var parent]:
-                    return RunWriter(channel, int.Parse(number), new Uri(nameServer), parent is [string pid] ? int.Parse(pid) : null);
-                default:
-                    Console.Error.WriteLine("usage: PlusMinus | PlusMinus reader <nameServerUri> | PlusMinus writer <channel> <number> <nameServerUri> [<parentPid>]");
-                    return 2;
-            }
-        }
-        catch (Exception e)
-        {
-            Console.Error.WriteLine($"error: {e.GetType().Name}: {e.Message}");
-            return 1;
-        }
+        var root = new RootCommand("Listings 4 and 5 of the CSP.NET paper across three programs: a NameServer and the reader here, two writer programs.");
+        root.SetAction(_ => Cli.Report(RunAllAsync));
+
+        Argument<Uri> readerUri = Cli.UriArgument("nameServerUri", "The NameServer to join.");
+        var reader = new Command("reader", "The reader only, reading from writers started elsewhere.") { readerUri };
+        reader.SetAction(result => Cli.Report(() => RunReaderAsync(result.GetRequiredValue(readerUri), writers: null)));
+
+        // The writer programs that RunReaderAsync starts: this program again, with these arguments.
+        var channel = new Argument<string>("channel") { Description = "The named channel to write to." };
+        var number = new Argument<int>("number") { Description = "AddIntegers' number: each sum is 1 + ... + number - 1." };
+        Argument<Uri> writerUri = Cli.UriArgument("nameServerUri", "The NameServer to join.");
+        var parent = new Argument<int?>("parentPid") { Description = "Exit when this process does.", Arity = ArgumentArity.ZeroOrOne };
+        var writer = new Command("writer", "A writer only.") { channel, number, writerUri, parent };
+        writer.SetAction(result => Cli.Report(() => Task.FromResult(RunWriter(result.GetRequiredValue(channel), result.GetValue(number),
+            result.GetRequiredValue(writerUri), result.GetValue(parent)))));
+
+        root.Subcommands.Add(reader);
+        root.Subcommands.Add(writer);
+        return Cli.RunAsync(root, args);
     }
 
     /// <summary>The NameServer in this process, the reader here and the two writers as child programs.</summary>

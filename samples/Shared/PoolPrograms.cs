@@ -1,3 +1,4 @@
+using System.CommandLine;
 using System.Globalization;
 using CspNet.Remote.Workers;
 
@@ -23,6 +24,22 @@ static class PoolPrograms
         }
 
         await Task.WhenAll(ready);
+    }
+
+    /// <summary>
+    /// The hidden command <c>pool &lt;nameServerUri&gt; &lt;name&gt; &lt;workers&gt; [&lt;parentPid&gt;]</c>
+    /// that <see cref="StartAsync"/> starts; it runs <see cref="RunAsync"/>.
+    /// </summary>
+    public static Command Command()
+    {
+        Argument<Uri> nameServer = Cli.UriArgument("nameServerUri", "The NameServer to register at.");
+        var name = new Argument<string>("name") { Description = "The pool's name." };
+        var workers = new Argument<int>("workers") { Description = "Workers in the pool." };
+        var parent = new Argument<int?>("parentPid") { Description = "Exit when this process does.", Arity = ArgumentArity.ZeroOrOne };
+        var command = new Command("pool", "Run as a worker pool program (started by this program itself).") { nameServer, name, workers, parent };
+        command.Hidden = true;
+        command.SetAction(result => Cli.Report(() => RunAsync(result.GetRequiredValue(nameServer), result.GetRequiredValue(name), result.GetValue(workers), result.GetValue(parent))));
+        return command;
     }
 
     /// <summary>

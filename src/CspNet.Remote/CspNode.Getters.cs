@@ -8,6 +8,7 @@ namespace CspNet.Remote;
 
 // The named channel getters, one pair (blocking, async) per end of each kind. Each end's doc
 // says whether it creates the channel (and so hosts it here) or waits for it to exist.
+[System.Diagnostics.CodeAnalysis.SuppressMessage("ApiDesign", "RS0026", Justification = "The getters follow the paper's CSP.NET API: overloads with and without a buffer or an enrolment count, each ending in optional flags and a CancellationToken. They differ in required parameters, so no call is ambiguous.")]
 public sealed partial class CspNode
 {
     /// <summary>Gets the reading end of the named One2One channel <paramref name="name"/>. Creates the channel (this program hosts it): the name must not exist yet.</summary>

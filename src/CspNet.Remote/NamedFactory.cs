@@ -17,6 +17,7 @@ namespace CspNet;
 /// twin that waits without holding a thread. The <c>local</c> overloads make a construct private
 /// to this program even in a distributed one (paper section 3.2).
 /// </remarks>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("ApiDesign", "RS0026", Justification = "The getters follow the paper's CSP.NET API: overloads with and without a buffer or an enrolment count, each ending in optional flags and a CancellationToken. They differ in required parameters, so no call is ambiguous.")]
 public static class NamedFactory
 {
     extension(Factory)

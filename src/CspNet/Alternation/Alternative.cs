@@ -55,6 +55,7 @@ namespace CspNet;
 /// </para>
 /// </remarks>
 [System.Diagnostics.DebuggerDisplay("{_core.DebuggerDisplay,nq}")]
+[System.Diagnostics.CodeAnalysis.SuppressMessage("ApiDesign", "RS0026", Justification = "The .NET pattern: each async select has an overload without and one with preconditions, both ending in an optional CancellationToken; they differ in a required parameter, so no call is ambiguous.")]
 public sealed class Alternative
 {
     private readonly AlternativeCore _core;
