@@ -27,6 +27,9 @@ internal sealed class Options
 
     internal long CensusIterations { get; private init; }
 
+    /// <summary>Folder for PNG charts of the tables that ran, or null for none.</summary>
+    internal string? ChartsDirectory { get; private init; }
+
     internal int Reps => Repetitions ?? (Quick ? 1 : 5);
 
     internal bool Runs(string table) => Only.Count == 0 || Only.Contains(table);
@@ -53,9 +56,14 @@ internal sealed class Options
         var jvmcspMax = new Option<bool>("--jvmcsp-max") { Description = "Also run JVMCSP's program at the largest count that fits in memory." };
         Option<long> census = Cli.Count("--census", "Per-type allocation census of JVMCSP's program at N iterations (GC allocation-tick events), by phase: creation, start to parked (0: none).",
             0, 2, long.MaxValue);
+        var charts = new Option<string?>("--charts")
+        {
+            Description = "Also write PNG charts of the tables that ran (t1, comms, jvmcsp, live) into folder DIR (created if missing).",
+            HelpName = "DIR",
+        };
         var root = new RootCommand("Reproduces the tables of CSP.NET (CPA 2006) and JVMCSP (CPA 2016) with CspNet.")
         {
-            quick, full, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census,
+            quick, full, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census, charts,
         };
         root.SetAction(result => result.GetValue(quick) && result.GetValue(full)
             ? Cli.UsageFailure("--quick and --full exclude each other.")
@@ -73,6 +81,7 @@ internal sealed class Options
                 JvmcspCounts = [.. result.GetRequiredValue(jvmcsp).Select(processes => processes % 7 == 0 ? processes + 1 : processes)],
                 JvmcspMax = result.GetValue(jvmcspMax),
                 CensusIterations = result.GetValue(census),
+                ChartsDirectory = result.GetValue(charts),
             }));
         return root;
     }

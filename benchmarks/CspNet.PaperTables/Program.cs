@@ -117,6 +117,7 @@ internal static class Program
             + "async = 3 async processes; STC = System.Threading.Channels Channel.CreateBounded<int>(0) (rendezvous), async loops, same ring.");
 
         var rows = new List<string[]>();
+        var chartRows = new List<Table1Row>();
         foreach (ChannelKind kind in Enum.GetValues<ChannelKind>())
         {
             var ring = new Ring(kind);
@@ -131,6 +132,7 @@ internal static class Program
             Stats async = Time(ring.Async, 2 * options.Reps, 3);
             Stats stc = Time(ring.Stc, 2 * options.Reps, 3);
             (int jcsp, int csp2006) = s_table1[kind];
+            chartRows.Add(new Table1Row(kind.ToString(), jcsp, csp2006, threads.Median, async.Median, stc.Median));
             rows.Add([
                 kind.ToString(), N(jcsp), N(csp2006),
                 Ms(threads.Median), Ms(async.Median), Ms(stc.Median),
@@ -142,7 +144,17 @@ internal static class Program
         PrintTable(
             ["Channel", "JCSP 2006", "CSP.NET 2006", "CspNet threads", "CspNet async", "STC async", "2006/threads", "2006/async", "us/int thr", "us/int async"],
             rows);
+        Chart(options, dir => Charts.WriteTable1(dir, chartRows));
         Console.WriteLine($"  Load average after: {LoadAverage()}");
+    }
+
+    /// <summary>Writes a chart with <paramref name="write"/> when --charts asked for them, and says where.</summary>
+    private static void Chart(Options options, Func<string, string> write)
+    {
+        if (options.ChartsDirectory is { } directory)
+        {
+            Console.WriteLine($"  Chart: {write(directory)}");
+        }
     }
 
     // ---- CSP.NET Table 2 ----------------------------------------------------------------------
@@ -272,6 +284,7 @@ internal static class Program
                 ["us / iteration", "13.56", "136.00", "7.52", N(threads, 2), N(async, 3), N(stc, 3)],
                 ["us / communication", "3.90", "35.00", "1.88", N(threads / C, 2), N(async / C, 3), N(stc / C, 3)],
             ]);
+        Chart(options, dir => Charts.WriteCommsTime(dir, new CommsTimeRow(threads, async, stc)));
         Console.WriteLine($"  JVMCSP 1.88 us / CspNet async {N(async / C, 3)} us = {N(1.88 / (async / C), 1)}x; / CspNet threads {N(threads / C, 2)} us = {N(1.88 / (threads / C), 2)}x.");
         Console.WriteLine($"  Load average after: {LoadAverage()}");
     }
@@ -283,6 +296,8 @@ internal static class Program
         (7_000_001, 7.53, 1.79), (10_500_001, 16.03, 3.02), (14_000_001, 25.86, 4.10), (210_000_001, 642.80, 63.91),
         (350_000_001, 1235.12, 94.50), (420_000_001, 1443.40, 125.82), (476_000_001, 1800.79, 126.11), (480_900_001, 1801.40, 126.20),
     ];
+
+    private static (long Processes, double Gb)[] JvmcspPoints => [.. s_jvmcsp.Select(r => (r.Processes, r.Gb))];
 
     private static void JvmcspTable(Options options)
     {
@@ -346,6 +361,7 @@ internal static class Program
             }));
         Console.WriteLine("  JVMCSP GB is the paper's \"Memory Used\" (decimal GB assumed); B/iter divides it by its iterations (processes - 1) / 7.");
         Console.WriteLine("  CspNet s = create + start to parked + release to end (wall clock); CPU s = this process's CPU time in those phases (all threads, GC included).");
+        Chart(options, dir => Charts.WriteLive(dir, "jvmcsp-live.png", "JVMCSP Table 3: JVMCSP's program, processes against memory", JvmcspPoints, results));
         Console.WriteLine($"  Load average after: {LoadAverage()}");
     }
 
@@ -413,6 +429,10 @@ internal static class Program
             ]));
 
         PrintBreakdown(parts, results.Count > 0 ? results[^1] : null);
+        if (results.Count > 0)
+        {
+            Chart(options, dir => Charts.WriteLive(dir, "live-pairs.png", "Live processes (pairs) against memory", JvmcspPoints, results));
+        }
         Console.WriteLine($"  Load average after: {LoadAverage()}");
     }
 

@@ -38,9 +38,18 @@ internal static class SampleRunner
     /// Runs sample <paramref name="name"/> with <paramref name="arguments"/> in <paramref name="workingDirectory"/>;
     /// after <paramref name="timeout"/> it is killed with its whole process tree (its child programs too).
     /// </summary>
-    internal static async Task<Result> RunAsync(string name, string workingDirectory, TimeSpan timeout, params string[] arguments)
+    internal static Task<Result> RunAsync(string name, string workingDirectory, TimeSpan timeout, params string[] arguments) =>
+        RunProgramAsync(ProgramPath("samples", name), workingDirectory, timeout, arguments);
+
+    /// <summary>
+    /// Runs benchmark program <paramref name="name"/> (<c>benchmarks/Name</c>, built like the samples) with
+    /// <paramref name="arguments"/>; after <paramref name="timeout"/> it is killed with its whole process tree.
+    /// </summary>
+    internal static Task<Result> RunBenchmarkAsync(string name, string workingDirectory, TimeSpan timeout, params string[] arguments) =>
+        RunProgramAsync(ProgramPath("benchmarks", name), workingDirectory, timeout, arguments);
+
+    private static async Task<Result> RunProgramAsync(string program, string workingDirectory, TimeSpan timeout, string[] arguments)
     {
-        string program = SamplePath(name);
         Assert.True(File.Exists(program), $"{program} does not exist. The smoke tests run the samples built by the solution: "
             + $"build CspNet.sln in the configuration of the tests ({Configuration}) first, e.g. `dotnet test CspNet.sln`.");
 
@@ -88,8 +97,8 @@ internal static class SampleRunner
 
     private static string TargetFramework => new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Name;
 
-    private static string SamplePath(string name) =>
-        Path.Combine(RepoRoot, "samples", name, "bin", Configuration, TargetFramework, name + ".dll");
+    private static string ProgramPath(string folder, string name) =>
+        Path.Combine(RepoRoot, folder, name, "bin", Configuration, TargetFramework, name + ".dll");
 
     private static string FindRepoRoot()
     {
