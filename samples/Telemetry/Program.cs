@@ -8,42 +8,38 @@
 // exporter, or watch the same meter live with `dotnet-counters monitor --counters CspNet -n <program>`.
 //
 //   dotnet run --project samples/Telemetry -- [--iterations N]
-using System.Globalization;
 using CspNet.Diagnostics;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
+using System.CommandLine;
 
-CultureInfo.CurrentCulture = CultureInfo.InvariantCulture;
-int iterations = 10_000;
-if (args is ["--iterations", var count] && int.TryParse(count, out int parsed) && parsed > 0)
-{
-    iterations = parsed;
-}
-else if (args.Length > 0)
-{
-    Console.Error.WriteLine("usage: dotnet run --project samples/Telemetry -- [--iterations N]   (N > 0, default 10000)");
-    return 2;
-}
+Option<int> iterationsOption = Cli.IntCount("--iterations", "CommsTime iterations per process kind (suffixes k, M)", 10_000, 1, 100_000_000);
+var root = new RootCommand("CspNet's metrics exported with OpenTelemetry (console exporter) while CommsTime runs.") { iterationsOption };
+root.SetAction(parse => Run(parse.GetValue(iterationsOption)));
+return Cli.Run(root, args);
 
-// Nothing is measured until a listener enables an instrument: this provider is that listener.
-using (MeterProvider metrics = Sdk.CreateMeterProviderBuilder()
-    .AddMeter(CspNetTelemetry.MeterName)
-    .AddConsoleExporter()
-    .Build())
+static int Run(int iterations)
 {
-    foreach (bool asyncProcesses in new[] { false, true })
+    // Nothing is measured until a listener enables an instrument: this provider is that listener.
+    using (MeterProvider metrics = Sdk.CreateMeterProviderBuilder()
+        .AddMeter(CspNetTelemetry.MeterName)
+        .AddConsoleExporter()
+        .Build())
     {
-        Consumer consumer = RunCommsTime(asyncProcesses, iterations);
-        Console.WriteLine($"CommsTime, {(asyncProcesses ? "async" : "thread")} processes: {iterations:N0} iterations, "
-            + $"{consumer.RoundTimes[0].TotalMicroseconds / iterations:F3} us/iteration{(consumer.InOrder ? "" : ", NUMBERS OUT OF ORDER")}");
+        foreach (bool asyncProcesses in new[] { false, true })
+        {
+            Consumer consumer = RunCommsTime(asyncProcesses, iterations);
+            Console.WriteLine($"CommsTime, {(asyncProcesses ? "async" : "thread")} processes: {iterations:N0} iterations, "
+                + $"{consumer.RoundTimes[0].TotalMicroseconds / iterations:F3} us/iteration{(consumer.InOrder ? "" : ", NUMBERS OUT OF ORDER")}");
+        }
+
+        Console.WriteLine();
+        Console.WriteLine("OpenTelemetry console exporter:");
+        metrics.ForceFlush();
     }
 
-    Console.WriteLine();
-    Console.WriteLine("OpenTelemetry console exporter:");
-    metrics.ForceFlush();
+    return 0;
 }
-
-return 0;
 
 static Consumer RunCommsTime(bool asyncProcesses, int iterations)
 {
