@@ -1,3 +1,4 @@
+using CspNet.Benchmarks.Charts;
 using CspNet.Benchmarks.Papers;
 using ScottPlot;
 
@@ -15,9 +16,6 @@ internal sealed record CommsTimeRow(double Threads, double Async, double Stc);
 /// </summary>
 internal static class Charts
 {
-    private const int Width = 640;
-    private const int Height = 400;
-
     /// <summary>Table 1: grouped bars per channel kind, the 2006 figures beside today's; returns the file written.</summary>
     internal static string WriteTable1(string directory, IReadOnlyList<Table1Row> rows)
     {
@@ -59,18 +57,15 @@ internal static class Charts
         plot.Title(title);
         plot.XLabel("processes (log scale)");
         plot.YLabel("memory, GB (log scale)");
-        var paper = plot.Add.Scatter(
-            jvmcsp.Select(p => Math.Log10(p.Processes)).ToArray(),
-            jvmcsp.Select(p => Math.Log10(p.Gb)).ToArray());
-        paper.LegendText = "JVMCSP (paper)";
-        var measured = plot.Add.ScatterPoints(
-            runs.Select(r => Math.Log10(r.Processes)).ToArray(),
-            runs.Select(r => Math.Log10(Math.Max(r.LiveBytesParked - r.LiveBytesBefore, 1) / 1e9)).ToArray());
-        measured.LegendText = "CspNet live bytes (this machine)";
-        measured.MarkerSize = 10;
-        LogTicks(plot.Axes.Bottom, plot.Axes.Left);
+        ChartKit.AddLogLog(plot, "JVMCSP (paper)", jvmcsp.Select(p => ((double)p.Processes, p.Gb)), line: true);
+        ChartKit.AddLogLog(
+            plot,
+            "CspNet live bytes (this machine)",
+            runs.Select(r => ((double)r.Processes, Math.Max(r.LiveBytesParked - r.LiveBytesBefore, 1) / 1e9)),
+            line: false);
+        ChartKit.LogTicks(plot.Axes.Bottom, plot.Axes.Left);
         plot.ShowLegend(Alignment.UpperLeft);
-        return Save(plot, directory, fileName);
+        return ChartKit.Save(plot, directory, fileName);
     }
 
     private static string GroupedBars(string directory, string fileName, string title, string yLabel, string[] groups, string[] series, double[][] values)
@@ -107,34 +102,10 @@ internal static class Charts
         double[] centres = [.. groups.Select((_, g) => (g * (series.Length + 1)) + ((series.Length - 1) / 2.0))];
         plot.Axes.Bottom.SetTicks(centres, groups);
         plot.Axes.Bottom.MajorTickStyle.Length = 0;
-        LogTicks(null, plot.Axes.Left);
+        ChartKit.LogTicks(null, plot.Axes.Left);
         // Room above the bars for the legend.
         plot.Axes.SetLimitsY(bottom, top + (0.45 * (top - bottom)));
         plot.ShowLegend(Alignment.UpperRight);
-        return Save(plot, directory, fileName);
-    }
-
-    /// <summary>Labels log10 axes with the values themselves (0.01, 1, 100...).</summary>
-    private static void LogTicks(IXAxis? x, IYAxis? y)
-    {
-        static string Label(double exponent) =>
-            Math.Pow(10, exponent).ToString(exponent >= 0 ? "N0" : "0.######", System.Globalization.CultureInfo.InvariantCulture);
-        if (x is not null)
-        {
-            x.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic { LabelFormatter = Label, IntegerTicksOnly = true };
-        }
-
-        if (y is not null)
-        {
-            y.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic { LabelFormatter = Label, IntegerTicksOnly = true };
-        }
-    }
-
-    private static string Save(Plot plot, string directory, string fileName)
-    {
-        Directory.CreateDirectory(directory);
-        string path = Path.Combine(directory, fileName);
-        plot.SavePng(path, Width, Height);
-        return path;
+        return ChartKit.Save(plot, directory, fileName);
     }
 }

@@ -1,8 +1,24 @@
+using System.CommandLine;
 using BenchmarkDotNet.Running;
+using CspNet.Remote.Benchmarks.Charts;
 
 namespace CspNet.Remote.Benchmarks;
 
 internal static class Program
 {
-    private static void Main(string[] args) => BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
+    private static int Main(string[] args)
+    {
+        // "charts" draws from a finished run's reports; anything else is BenchmarkDotNet's own command line.
+        if (args is [ChartsCommand.Name, ..])
+        {
+            return Cli.Run(
+                new RootCommand("Charts of the distributed layer's benchmarks.") { ChartsCommand.Create() },
+                args,
+                "Example, after a run of NamedWriteLatency and NamedThroughput (README.md):\n"
+                + "  dotnet run -c Release --project benchmarks/CspNet.Remote.Benchmarks -- charts --out docs/images --note \"load 1-2\"");
+        }
+
+        BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
+        return 0;
+    }
 }

@@ -1,6 +1,7 @@
 using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Exporters.Json;
 using BenchmarkDotNet.Jobs;
 using Perfolizer.Horology;
 
@@ -35,5 +36,7 @@ public sealed class RemoteBenchmarkConfig : ManualConfig
             .AsDefault());
         AddDiagnoser(MemoryDiagnoser.Default);
         AddColumn(StatisticColumn.Median);
+        // The reports the charts command reads (Charts/BenchmarkReports.cs), beside the default CSV, HTML and Markdown.
+        AddExporter(JsonExporter.Brief);
     }
 }
