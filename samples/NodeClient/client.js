@@ -21,6 +21,8 @@ Exit codes: 0 done, 1 failed, 2 bad usage, 3 the channel is poisoned, 130 interr
 
 class UsageError extends Error {}
 
+// Not node:util's parseArgs: it reads a value such as -5 as an unknown short option, so writing a
+// negative int would need a `--` first. Values here are often negative numbers.
 function parse(argv) {
   const options = { waitMs: 10000, clusterKey: process.env.CSPNET_CLUSTER_KEY || undefined };
   const rest = [];
