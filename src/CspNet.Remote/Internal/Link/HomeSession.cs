@@ -19,7 +19,9 @@ namespace CspNet.Remote.Internal;
 /// <remarks>
 /// Frames are read by one loop (<see cref="RunAsync"/>); each operation then runs as its own task
 /// on the core construct, so a blocked write never holds up the stream. Replies go through one
-/// queue drained by one writer, because a gRPC stream takes one write at a time. Every operation
+/// <see cref="InlineStreamWriter{T}"/>, because a gRPC stream takes one write at a time: a reply
+/// sent while the stream is idle is written at once by the thread that completed the operation,
+/// with no hop through the ThreadPool; others queue behind the write in progress. Every operation
 /// is answered exactly once with Completed, and a Cancel that arrives after the operation ended
 /// finds nothing to cancel: the Completed already sent is the truth.
 /// </remarks>
@@ -38,7 +40,7 @@ internal sealed partial class HomeSession
     private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
     private readonly HashSet<ulong> _oversized = [];
     private readonly ConcurrentDictionary<ulong, RunningOp> _running = new();
-    private readonly Channel<HomeFrame> _out = Channel.CreateUnbounded<HomeFrame>(new UnboundedChannelOptions { SingleReader = true });
+    private InlineStreamWriter<HomeFrame>? _out; // set when the stream starts, before any frame is read
     private string _peer = "a program that has not introduced itself";
     private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
 
@@ -46,7 +48,7 @@ internal sealed partial class HomeSession
 
     internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {
-        Task pump = PumpAsync(output, cancellationToken);
+        _out = new InlineStreamWriter<HomeFrame>(output, cancellationToken, written: static frame => frame.Sent?.Return());
         bool lost = true;
         try
         {
@@ -83,16 +85,9 @@ internal sealed partial class HomeSession
         finally
         {
             Close(lost);
-            _out.Writer.TryComplete();
-            try
-            {
-                await pump.ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // The stream is already gone; its writer's failure says nothing new.
-            catch (Exception)
-#pragma warning restore CA1031
-            {
-            }
+
+            // The replies already sent go out (a failed write ends the stream: nothing to report).
+            await _out.CompleteAsync().ConfigureAwait(false);
         }
     }
 
@@ -348,11 +343,12 @@ internal sealed partial class HomeSession
             settled);
     }
 
-    private void SendReserved(ulong opId, ReadOnlyMemory<byte> value)
-    {
-        ByteString last = ValueEncoder.Split(value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
-        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = last } });
-    }
+    private void SendReserved(ulong opId, PooledValueBuffer value) =>
+        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = SendChunks(opId, value) }, Sent = value });
+
+    /// <summary>Sends every chunk of a value but the last part, which it returns for the frame that ends the operation.</summary>
+    private ByteString SendChunks(ulong opId, PooledValueBuffer value) =>
+        ValueEncoder.Split(value.WrittenMemory, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
 
     /// <summary>
     /// Refuses an operation whose op_id is still running. Checked before anything else answers it:
@@ -401,29 +397,15 @@ internal sealed partial class HomeSession
             CreditUsed = result.CreditUsed,
         };
 
-        if (!result.Value.IsEmpty)
+        if (result.Value is { } value)
         {
-            completed.Data = ValueEncoder.Split(result.Value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+            completed.Data = SendChunks(opId, value);
         }
 
-        Send(new HomeFrame { Completed = completed });
+        Send(new HomeFrame { Completed = completed, Sent = result.Value });
     }
 
-    private void Send(HomeFrame frame) => _out.Writer.TryWrite(frame);
-
-    private async Task PumpAsync(IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
-    {
-        ChannelReader<HomeFrame> frames = _out.Reader;
-        while (await frames.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
-        {
-            while (frames.TryRead(out HomeFrame? frame))
-            {
-                // Frames already queued behind this one go out in the same flush.
-                output.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
-                await output.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
-            }
-        }
-    }
+    private void Send(HomeFrame frame) => _out!.Send(frame);
 
     private void Close(bool lost)
     {
