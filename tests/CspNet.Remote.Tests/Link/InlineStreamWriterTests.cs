@@ -97,6 +97,52 @@ public sealed class InlineStreamWriterTests
     }
 
     [Fact(Timeout = 10_000)]
+    public async Task WhenRoom_MoreThanTheLimitQueued_WaitsUntilHalfHaveLeft()
+    {
+        var stream = new FakeStream();
+        var writer = new InlineStreamWriter<string>(stream, CancellationToken.None, limit: 4);
+        TaskCompletionSource first = stream.HoldNext();
+        writer.Send("a"); // its write is pending: the rest queue
+        foreach (string frame in new[] { "b", "c", "d", "e" })
+        {
+            writer.Send(frame);
+        }
+
+        Assert.Null(writer.WhenRoom()); // 4 queued: at the limit, not over it
+        writer.Send("f");
+        TaskCompletionSource second = stream.HoldNext(); // b's write will be pending too
+        Task? room = writer.WhenRoom();
+        Assert.NotNull(room);
+
+        first.SetResult(); // a written; b starts, 4 left queued: more than half the limit
+        await stream.Started(2);
+        Assert.False(room.IsCompleted);
+
+        second.SetResult(); // the rest go out; at 2 queued the producer may go on
+        await room;
+        await writer.CompleteAsync();
+        Assert.Equal(["a", "b", "c", "d", "e", "f"], stream.Frames);
+    }
+
+    [Fact(Timeout = 10_000)]
+    public async Task WhenRoom_StreamFails_CompletesSoTheProducerCanEnd()
+    {
+        var stream = new FakeStream();
+        var writer = new InlineStreamWriter<string>(stream, CancellationToken.None, limit: 1);
+        TaskCompletionSource first = stream.HoldNext();
+        writer.Send("a");
+        writer.Send("b");
+        writer.Send("c");
+        Task? room = writer.WhenRoom();
+        Assert.NotNull(room);
+
+        first.SetException(new IOException("the stream is gone"));
+
+        await room;
+        Assert.Equal(0, writer.Queued);
+    }
+
+    [Fact(Timeout = 10_000)]
     public async Task CompleteAsync_Idle_CompletesAtOnceAndRefusesLaterFrames()
     {
         var stream = new FakeStream();
@@ -112,6 +158,7 @@ public sealed class InlineStreamWriterTests
     private sealed class FakeStream : IAsyncStreamWriter<string>
     {
         private TaskCompletionSource? _hold;
+        private (int Count, TaskCompletionSource Reached)? _started;
 
         internal List<string> Frames { get; } = [];
 
@@ -125,6 +172,21 @@ public sealed class InlineStreamWriterTests
 
         internal TaskCompletionSource HoldNext() => _hold = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
 
+        /// <summary>Completes when <paramref name="count"/> writes have started.</summary>
+        internal Task Started(int count)
+        {
+            lock (Frames)
+            {
+                if (Frames.Count >= count)
+                {
+                    return Task.CompletedTask;
+                }
+
+                _started = (count, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+                return _started.Value.Reached.Task;
+            }
+        }
+
         public Task WriteAsync(string message)
         {
             lock (Frames)
@@ -132,6 +194,10 @@ public sealed class InlineStreamWriterTests
                 Frames.Add(message);
                 Threads.Add(Environment.CurrentManagedThreadId);
                 Options.Add(WriteOptions);
+                if (_started is { } started && Frames.Count >= started.Count)
+                {
+                    started.Reached.TrySetResult();
+                }
             }
 
             OnWrite?.Invoke(message);

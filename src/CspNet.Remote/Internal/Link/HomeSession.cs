@@ -35,6 +35,14 @@ internal sealed partial class HomeSession
     /// </summary>
     internal const int MaxValuesInAssembly = 1024;
 
+    /// <summary>
+    /// How many replies may wait for the stream before this session stops reading the client's
+    /// frames (until half have left). Replies are queued without waiting, so a client that sends
+    /// operations but does not read their answers would otherwise fill this program's memory;
+    /// instead its requests wait in HTTP/2's flow control, at its end.
+    /// </summary>
+    internal const int MaxQueuedReplies = 1024;
+
     private readonly NodeRuntime _node;
     private readonly Dictionary<uint, HomeEnd> _ends = [];
     private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
@@ -48,7 +56,7 @@ internal sealed partial class HomeSession
 
     internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {
-        _out = new InlineStreamWriter<HomeFrame>(output, cancellationToken, written: static frame => frame.Sent?.Return());
+        _out = new InlineStreamWriter<HomeFrame>(output, cancellationToken, written: static frame => frame.Sent?.Return(), MaxQueuedReplies);
         bool lost = true;
         try
         {
@@ -73,6 +81,12 @@ internal sealed partial class HomeSession
             while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
             {
                 Dispatch(input.Current);
+                if (_out.WhenRoom() is { } room)
+                {
+                    // The client is not reading its answers as fast as its requests produce them.
+                    Log.RepliesBacklogged(_node.Logger, _peer, MaxQueuedReplies);
+                    await room.WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
             }
 
             lost = false; // the client closed its side: it left on purpose
@@ -458,5 +472,8 @@ internal sealed partial class HomeSession
 
         [LoggerMessage(3, LogLevel.Warning, "Link from {Peer} refused: {Reason}")]
         internal static partial void StreamRefused(ILogger logger, string peer, string reason);
+
+        [LoggerMessage(4, LogLevel.Debug, "Link from {Peer}: more than {Limit} replies wait for the client to read them; its frames are not read until half have left.")]
+        internal static partial void RepliesBacklogged(ILogger logger, string peer, int limit);
     }
 }

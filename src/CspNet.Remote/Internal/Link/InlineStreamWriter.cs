@@ -24,6 +24,11 @@ namespace CspNet.Remote.Internal;
 /// construct's lock while it sends a Credit) writes at most its own frame.
 /// Frames already queued behind the one being written go out in the same flush.
 /// After a write fails, the stream is gone: later frames are dropped.
+/// <para>
+/// The queue is unbounded (a sender never waits), so the producer of the frames bounds it: it
+/// asks <see cref="WhenRoom"/> before it starts more work, and waits while more than the limit
+/// are queued, until half of them have been written (the stream's reader is slow or not reading).
+/// </para>
 /// </remarks>
 /// <typeparam name="T">The message type of the stream.</typeparam>
 internal sealed class InlineStreamWriter<T>
@@ -32,20 +37,24 @@ internal sealed class InlineStreamWriter<T>
     private readonly IAsyncStreamWriter<T> _output;
     private readonly CancellationToken _cancellationToken;
     private readonly Action<T>? _written;
+    private readonly int _limit;
     private readonly Lock _lock = new();
     private readonly Queue<T> _queue = new();
     private bool _writing; // a write is in progress or about to start: others queue behind it
     private bool _closed; // no more frames are accepted (completed, or the stream failed)
     private TaskCompletionSource? _drained; // set by CompleteAsync while a write is in progress
+    private TaskCompletionSource? _room; // set by WhenRoom while more than the limit are queued
 
     /// <param name="output">The stream.</param>
     /// <param name="cancellationToken">Cancels writes in progress: the stream is ending.</param>
     /// <param name="written">Called with each frame once gRPC has written it (it no longer reads the frame's data); not called for frames dropped after a failure.</param>
-    internal InlineStreamWriter(IAsyncStreamWriter<T> output, CancellationToken cancellationToken, Action<T>? written = null)
+    /// <param name="limit">How many queued frames make <see cref="WhenRoom"/> wait.</param>
+    internal InlineStreamWriter(IAsyncStreamWriter<T> output, CancellationToken cancellationToken, Action<T>? written = null, int limit = int.MaxValue)
     {
         _output = output;
         _cancellationToken = cancellationToken;
         _written = written;
+        _limit = limit;
     }
 
     /// <summary>Frames waiting behind the write in progress.</summary>
@@ -97,20 +106,39 @@ internal sealed class InlineStreamWriter<T>
         return true;
     }
 
-    /// <summary>Accepts no more frames; completes when the frames already accepted are written (or the stream failed).</summary>
-    internal Task CompleteAsync()
+    /// <summary>
+    /// Null while at most the limit of frames are queued; otherwise a task that completes once at
+    /// most half the limit are (or the stream failed, or is completing). For one producer at a time.
+    /// </summary>
+    internal Task? WhenRoom()
     {
         lock (_lock)
         {
-            _closed = true;
-            if (!_writing)
+            if (_queue.Count <= _limit || _closed)
             {
-                return Task.CompletedTask;
+                return null;
             }
 
-            _drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            return _drained.Task;
+            _room ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            return _room.Task;
         }
+    }
+
+    /// <summary>Accepts no more frames; completes when the frames already accepted are written (or the stream failed).</summary>
+    internal Task CompleteAsync()
+    {
+        TaskCompletionSource? room;
+        Task drained;
+        lock (_lock)
+        {
+            _closed = true;
+            room = _room;
+            _room = null;
+            drained = !_writing ? Task.CompletedTask : (_drained ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+        }
+
+        room?.TrySetResult(); // nothing more will be sent: a producer waiting for room goes on, to end
+        return drained;
     }
 
     private Task Write(T frame, bool moreWaiting)
@@ -161,7 +189,7 @@ internal sealed class InlineStreamWriter<T>
             return true;
         }
 
-        TaskCompletionSource? drained;
+        TaskCompletionSource? drained, room;
         lock (_lock)
         {
             Failure ??= write.Exception?.InnerException ?? new OperationCanceledException(_cancellationToken);
@@ -169,9 +197,12 @@ internal sealed class InlineStreamWriter<T>
             _queue.Clear();
             _writing = false;
             drained = _drained;
+            room = _room;
+            _room = null;
         }
 
         drained?.TrySetResult();
+        room?.TrySetResult();
         return false;
     }
 
@@ -196,21 +227,37 @@ internal sealed class InlineStreamWriter<T>
 
     private bool TryNext([NotNullWhen(true)] out T? frame, out bool moreWaiting)
     {
-        TaskCompletionSource? drained;
+        TaskCompletionSource? drained = null, room;
         lock (_lock)
         {
             AssertInvariants();
             if (_queue.TryDequeue(out frame))
             {
                 moreWaiting = _queue.Count > 0;
-                return true;
+                room = _queue.Count <= _limit / 2 ? _room : null;
+                if (room is not null)
+                {
+                    _room = null;
+                }
             }
-
-            _writing = false;
-            drained = _drained;
+            else
+            {
+                _writing = false;
+                drained = _drained;
+                room = _room; // empty: any waiter has room
+                _room = null;
+                moreWaiting = false;
+            }
         }
 
-        moreWaiting = false;
+        // Completed outside the lock: the waiter's continuation is asynchronous anyway, but a
+        // completion never runs user code under a lock.
+        room?.TrySetResult();
+        if (frame is not null)
+        {
+            return true;
+        }
+
         drained?.TrySetResult();
         return false;
     }
