@@ -4,7 +4,9 @@ namespace CspNet.Remote.Benchmarks;
 
 /// <summary>
 /// The latency of one synchronous write of a <c>byte[]</c> to another program: the time from
-/// sending the value until the writer knows the reader has it. Time per write.
+/// sending the value until the writer knows the reader has it. Time per write; each invocation
+/// does <see cref="Writes"/> writes back to back (<c>OperationsPerInvoke</c>), so BenchmarkDotNet's
+/// per-invocation overhead (an async state machine, a task) is spread over them on every transport.
 /// </summary>
 /// <remarks>
 /// <list type="bullet">
@@ -13,37 +15,77 @@ namespace CspNet.Remote.Benchmarks;
 /// loopback) calls <c>WriteAsync</c>, which returns when the home's reader has taken the value.</item>
 /// <item><see cref="RawGrpcStream"/> (baseline): one bidirectional gRPC stream; the client sends
 /// the value as a bytes message, the server answers each with a 1-byte message.</item>
+/// <item><see cref="RawGrpcPull"/>: the same exchange the other way round on the wire: the
+/// receiver is the gRPC client and opened the stream; the sender (the server) sends the value as a
+/// response message and the receiver answers 1 byte on the request side. It measures what a value
+/// costs in gRPC's response direction.</item>
 /// <item><see cref="RawTcpSocket"/>: one TCP connection; the value goes length-prefixed, the server
 /// answers 1 byte.</item>
 /// </list>
+/// The threading diagnoser counts ThreadPool work items per write: a measure the machine's load
+/// does not move.
 /// </remarks>
+[ThreadingDiagnoser]
 public class NamedWriteLatency : RemoteBenchmark
 {
+    /// <summary>Writes per invocation.</summary>
+    public const int Writes = 16;
+
     /// <summary>Starts the two programs and the home's reader loop; one write opens the link.</summary>
     [GlobalSetup(Target = nameof(NamedWrite))]
     public async Task SetupNamedAsync()
     {
         await StartNamedAsync("bench/latency/" + Size, buffer: null, readForever: true);
-        await NamedWrite();
+        await Output.WriteAsync(Value);
     }
 
-    /// <summary>One named write: returns when the reader in the home program has the value.</summary>
-    [Benchmark]
-    public ValueTask NamedWrite() => Output.WriteAsync(Value);
+    /// <summary>Starts the raw gRPC server and the receiver's Pull stream; one value opens it.</summary>
+    [GlobalSetup(Target = nameof(RawGrpcPull))]
+    public async Task SetupPullAsync()
+    {
+        await SetupGrpcAsync();
+        await Grpc!.PushAsync(Value);
+    }
 
-    /// <summary>One value on a raw gRPC bidirectional stream and its 1-byte answer.</summary>
-    [Benchmark(Baseline = true)]
+    /// <summary>Named writes: each returns when the reader in the home program has the value.</summary>
+    [Benchmark(OperationsPerInvoke = Writes)]
+    public async Task NamedWrite()
+    {
+        for (int i = 0; i < Writes; i++)
+        {
+            await Output.WriteAsync(Value);
+        }
+    }
+
+    /// <summary>Values on a raw gRPC bidirectional stream, each waiting for its 1-byte answer.</summary>
+    [Benchmark(Baseline = true, OperationsPerInvoke = Writes)]
     public override async Task RawGrpcStream()
     {
-        await Grpc!.SendAsync(Value, ack: true);
-        _ = await Grpc.ReceiveAckAsync();
+        for (int i = 0; i < Writes; i++)
+        {
+            await Grpc!.SendAsync(Value, ack: true);
+            _ = await Grpc.ReceiveAckAsync();
+        }
     }
 
-    /// <summary>One length-prefixed value on a raw TCP socket and its 1-byte answer.</summary>
-    [Benchmark]
+    /// <summary>Values sent as responses on a stream the receiver opened, each waiting for its 1-byte answer.</summary>
+    [Benchmark(OperationsPerInvoke = Writes)]
+    public async Task RawGrpcPull()
+    {
+        for (int i = 0; i < Writes; i++)
+        {
+            await Grpc!.PushAsync(Value);
+        }
+    }
+
+    /// <summary>Length-prefixed values on a raw TCP socket, each waiting for its 1-byte answer.</summary>
+    [Benchmark(OperationsPerInvoke = Writes)]
     public override async Task RawTcpSocket()
     {
-        await Tcp!.SendAsync(Value, ack: true);
-        await Tcp.ReceiveAckAsync();
+        for (int i = 0; i < Writes; i++)
+        {
+            await Tcp!.SendAsync(Value, ack: true);
+            await Tcp.ReceiveAckAsync();
+        }
     }
 }

@@ -1,4 +1,5 @@
 using System.CommandLine;
+using System.Globalization;
 using BenchmarkDotNet.Running;
 using CspNet.Remote.Benchmarks.Charts;
 
@@ -16,6 +17,12 @@ internal static class Program
                 args,
                 "Example, after a run of NamedWriteLatency and NamedThroughput (README.md):\n"
                 + "  dotnet run -c Release --project benchmarks/CspNet.Remote.Benchmarks -- charts --out docs/images --note \"load 1-2\"");
+        }
+
+        // "probe" runs one latency case in this process, for CPU time and work items (Probe.cs).
+        if (args is [Probe.Name, string method, string size, .. var rest])
+        {
+            return Probe.RunAsync(method, int.Parse(size, CultureInfo.InvariantCulture), rest is [string s] ? double.Parse(s, CultureInfo.InvariantCulture) : 4).GetAwaiter().GetResult();
         }
 
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);

@@ -17,7 +17,9 @@ namespace CspNet.Remote.Benchmarks;
 /// The raw gRPC baseline: a Kestrel h2c server on 127.0.0.1 (port 0) serving <c>RawBench</c>, and a
 /// client holding one bidirectional <c>Exchange</c> stream to it, both in this process. HTTP/2
 /// windows and message limits are set as CspNet.Remote sets its own (NodeTransport, NodeServer),
-/// so that the two differ only in what travels on the stream.
+/// so that the two differ only in what travels on the stream. A second stream, <c>Pull</c>, opened
+/// on first use, carries values the other way: the client receives them as responses and answers
+/// each on its request side, while this process's server side sends them (<see cref="PushAsync"/>).
 /// </summary>
 internal sealed class RawGrpc : IAsyncDisposable
 {
@@ -30,12 +32,16 @@ internal sealed class RawGrpc : IAsyncDisposable
     private readonly WebApplication _server;
     private readonly GrpcChannel _channel;
     private readonly AsyncDuplexStreamingCall<Value, Ack> _call;
+    private readonly PullStreams _pullServer;
+    private AsyncDuplexStreamingCall<Ack, Value>? _pull;
+    private Task? _pullReceiver;
 
     private RawGrpc(WebApplication server, GrpcChannel channel, AsyncDuplexStreamingCall<Value, Ack> call)
     {
         _server = server;
         _channel = channel;
         _call = call;
+        _pullServer = server.Services.GetRequiredService<PullStreams>();
     }
 
     internal static async Task<RawGrpc> StartAsync()
@@ -51,6 +57,7 @@ internal sealed class RawGrpc : IAsyncDisposable
             kestrel.Limits.Http2.InitialConnectionWindowSize = WindowSize;
             kestrel.Limits.Http2.InitialStreamWindowSize = WindowSize;
         });
+        builder.Services.AddSingleton<PullStreams>();
         builder.Services.AddGrpc(grpc =>
         {
             grpc.MaxReceiveMessageSize = MessageLimit;
@@ -94,8 +101,46 @@ internal sealed class RawGrpc : IAsyncDisposable
         return _call.ResponseStream.Current.Count;
     }
 
+    /// <summary>
+    /// Sends one value from the server on the Pull stream (opened by the first call) and waits for
+    /// the client's 1-byte answer.
+    /// </summary>
+    internal async Task PushAsync(byte[] value)
+    {
+        if (_pull is null)
+        {
+            _pull = new RawBench.RawBenchClient(_channel).Pull();
+            _pullReceiver = ReceivePulledAsync(_pull);
+        }
+
+        (IAsyncStreamReader<Ack> acks, IServerStreamWriter<Value> values) = await _pullServer.Opened.Task;
+        await values.WriteAsync(new Value { Data = UnsafeByteOperations.UnsafeWrap(value), Ack = true });
+        if (!await acks.MoveNext(CancellationToken.None))
+        {
+            throw new InvalidOperationException("The raw gRPC client closed the Pull stream.");
+        }
+    }
+
+    /// <summary>The receiving client of the Pull stream: answers every value with one Ack.</summary>
+    private static async Task ReceivePulledAsync(AsyncDuplexStreamingCall<Ack, Value> pull)
+    {
+        var ack = new Ack { Data = RawBenchService.OneByte, Count = 1 };
+        while (await pull.ResponseStream.MoveNext(CancellationToken.None))
+        {
+            await pull.RequestStream.WriteAsync(ack);
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
+        if (_pull is not null)
+        {
+            await _pull.RequestStream.CompleteAsync();
+            _pullServer.Done.TrySetResult();
+            await _pullReceiver!;
+            _pull.Dispose();
+        }
+
         await _call.RequestStream.CompleteAsync();
         while (await _call.ResponseStream.MoveNext(CancellationToken.None))
         {
@@ -108,9 +153,16 @@ internal sealed class RawGrpc : IAsyncDisposable
     }
 
     /// <summary>Counts the values of the stream and answers each one that asks for an acknowledgement.</summary>
-    private sealed class RawBenchService : RawBench.RawBenchBase
+    private sealed class RawBenchService(PullStreams pull) : RawBench.RawBenchBase
     {
-        private static readonly ByteString OneByte = ByteString.CopyFrom(1);
+        internal static readonly ByteString OneByte = ByteString.CopyFrom(1);
+
+        /// <summary>Hands the stream to <see cref="PushAsync"/>, which sends on it, until the rig is disposed.</summary>
+        public override async Task Pull(IAsyncStreamReader<Ack> requestStream, IServerStreamWriter<Value> responseStream, ServerCallContext context)
+        {
+            pull.Opened.TrySetResult((requestStream, responseStream));
+            await pull.Done.Task.WaitAsync(context.CancellationToken);
+        }
 
         public override async Task Exchange(IAsyncStreamReader<Value> requestStream, IServerStreamWriter<Ack> responseStream, ServerCallContext context)
         {
@@ -126,4 +178,14 @@ internal sealed class RawGrpc : IAsyncDisposable
             }
         }
     }
+}
+
+/// <summary>The server's side of the one Pull stream, for <see cref="RawGrpc.PushAsync"/>.</summary>
+internal sealed class PullStreams
+{
+    /// <summary>Set when the client has opened the stream.</summary>
+    internal TaskCompletionSource<(IAsyncStreamReader<Ack> Acks, IServerStreamWriter<Value> Values)> Opened { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Set when the rig is disposed: the handler returns and the stream ends.</summary>
+    internal TaskCompletionSource Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -228,7 +228,7 @@ internal sealed class ChannelHome<T> : Home
                 },
                 cancellationToken);
 
-        internal override Task<OpResult> ReserveAsync(bool wait, Action<ReadOnlyMemory<byte>> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
+        internal override Task<OpResult> ReserveAsync(bool wait, Action<PooledValueBuffer> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
             Run(
                 async ct =>
                 {
@@ -244,7 +244,7 @@ internal sealed class ChannelHome<T> : Home
                     bool accept = false;
                     try
                     {
-                        reserved(ValueEncoder.Encode(home._codec!, hold.Item, long.MaxValue));
+                        reserved(ValueEncoder.EncodePooled(home._codec!, hold.Item, long.MaxValue));
                         accept = await settled.ConfigureAwait(false);
                     }
                     finally
@@ -268,7 +268,7 @@ internal sealed class ChannelHome<T> : Home
                 async ct =>
                 {
                     T item = await end.ReadAsync(ct).ConfigureAwait(false);
-                    return new OpResult(Outcome.Ok, Value: ValueEncoder.Encode(home._codec!, item, long.MaxValue));
+                    return new OpResult(Outcome.Ok, Value: ValueEncoder.EncodePooled(home._codec!, item, long.MaxValue));
                 },
                 cancellationToken);
 

@@ -75,7 +75,7 @@ internal abstract class HomeEnd
     /// <paramref name="reserved"/>, and then commits or releases it as <paramref name="settled"/>
     /// says: OK if taken, CANCELLED if given back or if nothing was set aside.
     /// </summary>
-    internal virtual Task<OpResult> ReserveAsync(bool wait, Action<ReadOnlyMemory<byte>> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
+    internal virtual Task<OpResult> ReserveAsync(bool wait, Action<PooledValueBuffer> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
         Task.FromResult(OpResult.WrongOperation("reservation"));
 
     internal abstract void Poison();
@@ -138,7 +138,7 @@ internal abstract class HomeEnd
 }
 
 /// <summary>How a remote operation ended, as sent back in <c>Completed</c>.</summary>
-internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = StatusCode.OK, string? Message = null, int Count = 0, ReadOnlyMemory<byte> Value = default, bool CreditUsed = false)
+internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = StatusCode.OK, string? Message = null, int Count = 0, PooledValueBuffer? Value = null, bool CreditUsed = false)
 {
     internal static OpResult Ok => new(Outcome.Ok);
 

@@ -3,7 +3,6 @@ using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
-using System.Threading.Channels;
 using System.Threading.Tasks;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
@@ -19,7 +18,9 @@ namespace CspNet.Remote.Internal;
 /// <remarks>
 /// Frames are read by one loop (<see cref="RunAsync"/>); each operation then runs as its own task
 /// on the core construct, so a blocked write never holds up the stream. Replies go through one
-/// queue drained by one writer, because a gRPC stream takes one write at a time. Every operation
+/// <see cref="InlineStreamWriter{T}"/>, because a gRPC stream takes one write at a time: a reply
+/// sent while the stream is idle is written at once by the thread that completed the operation,
+/// with no hop through the ThreadPool; others queue behind the write in progress. Every operation
 /// is answered exactly once with Completed, and a Cancel that arrives after the operation ended
 /// finds nothing to cancel: the Completed already sent is the truth.
 /// </remarks>
@@ -33,12 +34,20 @@ internal sealed partial class HomeSession
     /// </summary>
     internal const int MaxValuesInAssembly = 1024;
 
+    /// <summary>
+    /// How many replies may wait for the stream before this session stops reading the client's
+    /// frames (until half have left). Replies are queued without waiting, so a client that sends
+    /// operations but does not read their answers would otherwise fill this program's memory;
+    /// instead its requests wait in HTTP/2's flow control, at its end.
+    /// </summary>
+    internal const int MaxQueuedReplies = 1024;
+
     private readonly NodeRuntime _node;
     private readonly Dictionary<uint, HomeEnd> _ends = [];
     private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
     private readonly HashSet<ulong> _oversized = [];
     private readonly ConcurrentDictionary<ulong, RunningOp> _running = new();
-    private readonly Channel<HomeFrame> _out = Channel.CreateUnbounded<HomeFrame>(new UnboundedChannelOptions { SingleReader = true });
+    private InlineStreamWriter<HomeFrame>? _out; // set when the stream starts, before any frame is read
     private string _peer = "a program that has not introduced itself";
     private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
 
@@ -46,7 +55,7 @@ internal sealed partial class HomeSession
 
     internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {
-        Task pump = PumpAsync(output, cancellationToken);
+        _out = new InlineStreamWriter<HomeFrame>(output, cancellationToken, written: static frame => frame.Sent?.Return(), MaxQueuedReplies);
         bool lost = true;
         try
         {
@@ -71,6 +80,12 @@ internal sealed partial class HomeSession
             while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
             {
                 Dispatch(input.Current);
+                if (_out.WhenRoom() is { } room)
+                {
+                    // The client is not reading its answers as fast as its requests produce them.
+                    Log.RepliesBacklogged(_node.Logger, _peer, MaxQueuedReplies);
+                    await room.WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
             }
 
             lost = false; // the client closed its side: it left on purpose
@@ -83,16 +98,9 @@ internal sealed partial class HomeSession
         finally
         {
             Close(lost);
-            _out.Writer.TryComplete();
-            try
-            {
-                await pump.ConfigureAwait(false);
-            }
-#pragma warning disable CA1031 // The stream is already gone; its writer's failure says nothing new.
-            catch (Exception)
-#pragma warning restore CA1031
-            {
-            }
+
+            // The replies already sent go out (a failed write ends the stream: nothing to report).
+            await _out.CompleteAsync().ConfigureAwait(false);
         }
     }
 
@@ -348,11 +356,12 @@ internal sealed partial class HomeSession
             settled);
     }
 
-    private void SendReserved(ulong opId, ReadOnlyMemory<byte> value)
-    {
-        ByteString last = ValueEncoder.Split(value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
-        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = last } });
-    }
+    private void SendReserved(ulong opId, PooledValueBuffer value) =>
+        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = SendChunks(opId, value) }, Sent = value });
+
+    /// <summary>Sends every chunk of a value but the last part, which it returns for the frame that ends the operation.</summary>
+    private ByteString SendChunks(ulong opId, PooledValueBuffer value) =>
+        ValueEncoder.Split(value.WrittenMemory, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
 
     /// <summary>
     /// Refuses an operation whose op_id is still running. Checked before anything else answers it:
@@ -401,29 +410,15 @@ internal sealed partial class HomeSession
             CreditUsed = result.CreditUsed,
         };
 
-        if (!result.Value.IsEmpty)
+        if (result.Value is { } value)
         {
-            completed.Data = ValueEncoder.Split(result.Value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+            completed.Data = SendChunks(opId, value);
         }
 
-        Send(new HomeFrame { Completed = completed });
+        Send(new HomeFrame { Completed = completed, Sent = result.Value });
     }
 
-    private void Send(HomeFrame frame) => _out.Writer.TryWrite(frame);
-
-    private async Task PumpAsync(IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
-    {
-        ChannelReader<HomeFrame> frames = _out.Reader;
-        while (await frames.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
-        {
-            while (frames.TryRead(out HomeFrame? frame))
-            {
-                // Frames already queued behind this one go out in the same flush.
-                output.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
-                await output.WriteAsync(frame, cancellationToken).ConfigureAwait(false);
-            }
-        }
-    }
+    private void Send(HomeFrame frame) => _out!.Send(frame);
 
     private void Close(bool lost)
     {
@@ -476,5 +471,8 @@ internal sealed partial class HomeSession
 
         [LoggerMessage(3, LogLevel.Warning, "Link from {Peer} refused: {Reason}")]
         internal static partial void StreamRefused(ILogger logger, string peer, string reason);
+
+        [LoggerMessage(4, LogLevel.Debug, "Link from {Peer}: more than {Limit} replies wait for the client to read them; its frames are not read until half have left.")]
+        internal static partial void RepliesBacklogged(ILogger logger, string peer, int limit);
     }
 }

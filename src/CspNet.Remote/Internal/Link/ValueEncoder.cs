@@ -1,5 +1,4 @@
 using System;
-using System.Buffers;
 using Google.Protobuf;
 
 namespace CspNet.Remote.Internal;
@@ -7,14 +6,6 @@ namespace CspNet.Remote.Internal;
 /// <summary>Encodes a value with its codec and splits the bytes into wire parts without copying them again.</summary>
 internal static class ValueEncoder
 {
-    internal static ReadOnlyMemory<byte> Encode<T>(ValueCodec<T> codec, T value, long maxSize)
-    {
-        var buffer = new ArrayBufferWriter<byte>(256);
-        codec.Write(value, buffer);
-        ThrowIfTooLarge(buffer.WrittenCount, maxSize);
-        return buffer.WrittenMemory;
-    }
-
     /// <summary>Encodes into a pooled buffer the caller returns when the value is surely sent (see <see cref="PooledValueBuffer"/>).</summary>
     internal static PooledValueBuffer EncodePooled<T>(ValueCodec<T> codec, T value, long maxSize)
     {

@@ -1,0 +1,77 @@
+using System.Diagnostics;
+
+namespace CspNet.Remote.Benchmarks;
+
+/// <summary>
+/// <c>probe METHOD SIZE [SECONDS]</c>: one NamedWriteLatency case in this process, without
+/// BenchmarkDotNet, for measures the machine's load moves less than wall time: process CPU time
+/// (all threads: sender, receiver, Kestrel, GC) and ThreadPool work items per write, beside the
+/// median and fastest wall time per write of 200 ms samples. 3 s of warm-up first.
+/// </summary>
+internal static class Probe
+{
+    internal const string Name = "probe";
+
+    internal static async Task<int> RunAsync(string method, int size, double seconds)
+    {
+        var bench = new NamedWriteLatency { Size = size };
+        Func<Task> write = method switch
+        {
+            nameof(NamedWriteLatency.NamedWrite) => bench.NamedWrite,
+            nameof(NamedWriteLatency.RawGrpcStream) => bench.RawGrpcStream,
+            nameof(NamedWriteLatency.RawGrpcPull) => bench.RawGrpcPull,
+            nameof(NamedWriteLatency.RawTcpSocket) => bench.RawTcpSocket,
+            _ => throw new ArgumentException($"Unknown method '{method}'.", nameof(method)),
+        };
+        await (method switch
+        {
+            nameof(NamedWriteLatency.NamedWrite) => bench.SetupNamedAsync(),
+            nameof(NamedWriteLatency.RawGrpcPull) => bench.SetupPullAsync(),
+            nameof(NamedWriteLatency.RawTcpSocket) => bench.SetupTcpAsync(),
+            _ => bench.SetupGrpcAsync(),
+        });
+        try
+        {
+            await RunForAsync(write, TimeSpan.FromSeconds(3), samples: null);
+            var samples = new List<double>();
+            using var process = Process.GetCurrentProcess();
+            TimeSpan cpu = process.TotalProcessorTime;
+            long items = ThreadPool.CompletedWorkItemCount;
+            long writes = await RunForAsync(write, TimeSpan.FromSeconds(seconds), samples);
+            process.Refresh();
+            double cpuPerWrite = (process.TotalProcessorTime - cpu).TotalMicroseconds / writes;
+            double itemsPerWrite = (double)(ThreadPool.CompletedWorkItemCount - items) / writes;
+            samples.Sort();
+            Console.WriteLine(
+                $"{method} {size} B: median {samples[samples.Count / 2]:F1} us, fastest {samples[0]:F1} us per write; " +
+                $"CPU {cpuPerWrite:F1} us, {itemsPerWrite:F2} work items per write; {writes} writes; load {File.ReadAllText("/proc/loadavg").Trim()}");
+            return 0;
+        }
+        finally
+        {
+            await bench.CleanupAsync();
+        }
+    }
+
+    /// <summary>Runs invocations (of <see cref="NamedWriteLatency.Writes"/> writes each) for <paramref name="time"/>; adds µs per write of each 200 ms sample.</summary>
+    private static async Task<long> RunForAsync(Func<Task> write, TimeSpan time, List<double>? samples)
+    {
+        long writes = 0;
+        var total = Stopwatch.StartNew();
+        while (total.Elapsed < time)
+        {
+            var sample = Stopwatch.StartNew();
+            int invocations = 0;
+            do
+            {
+                await write();
+                invocations++;
+            }
+            while (sample.ElapsedMilliseconds < 200);
+            writes += invocations * NamedWriteLatency.Writes;
+            samples?.Add(sample.Elapsed.TotalMicroseconds / (invocations * NamedWriteLatency.Writes));
+        }
+
+        return writes;
+    }
+}
