@@ -38,7 +38,11 @@ namespace CspNet;
 /// A <see cref="Parallel"/> can be run again once a run has finished; runs may not overlap.
 /// It is itself a process of both kinds, so parallels nest.
 /// </para>
-/// <para>Thread-safety: processes may be added from any thread, but not while a run is in progress.</para>
+/// <para>
+/// Thread-safety: processes may be added from any thread, but not while a run is in progress. A
+/// parallel is its own lock (it saves an object per parallel where programs hold millions): do
+/// not lock a <see cref="Parallel"/> object in your own code.
+/// </para>
 /// <para>
 /// Cost: a parallel of up to two processes is one object (64 bytes); more processes move into
 /// one array (a slot per process, and one for the task of a running async process). A run
@@ -262,7 +266,7 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
 
     private void Add(object item)
     {
-        lock (Gate)
+        lock (this)
         {
             if (_owner is not null)
             {
@@ -276,7 +280,7 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
     /// <summary>Marks the parallel running as part of <paramref name="root"/> and makes room for the tasks; false if it runs already.</summary>
     private bool TryBeginRun(RootRun root, out bool empty)
     {
-        lock (Gate)
+        lock (this)
         {
             empty = _count == 0;
             if (_owner is not null)

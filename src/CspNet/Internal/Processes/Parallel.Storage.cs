@@ -1,5 +1,4 @@
 using System;
-using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -13,33 +12,19 @@ namespace CspNet;
 // i in slot _count + i during a run, so it is at least 2 x _count long then). An array of two
 // processes and their tasks cost 56 bytes beside a 56-byte parallel; the fields cost 24.
 //
-// Adds and the start of a run lock one of a few shared lock objects, chosen by the parallel's
-// identity hash, rather than a lock object per parallel: they are short and rare (never while a
-// run is in progress), so unrelated parallels sharing a lock costs nothing measurable.
+// Adds and the start of a run lock the parallel itself (documented in Parallel's remarks): a
+// lock object per parallel would cost 24 bytes and its field 8 more, and a few shared lock objects
+// picked by the parallel's identity hash cost about 7% of the CPU of creating and starting JVMCSP's
+// program (the hash is made on first use, and it also forces a sync block on any later lock of the
+// object).
 public sealed partial class Parallel
 {
-    private static readonly object[] s_locks = CreateLocks(64);
-
     // The first process, or the array of all of them once there are more than two.
     private object? _first;
     private object? _second;
     private Task? _firstTask;
     private Task? _secondTask;
     private int _count;
-
-    private static object[] CreateLocks(int count)
-    {
-        var locks = new object[count];
-        for (int i = 0; i < locks.Length; i++)
-        {
-            locks[i] = new object();
-        }
-
-        return locks;
-    }
-
-    /// <summary>The lock that guards this parallel's storage and run state.</summary>
-    private object Gate => s_locks[(uint)RuntimeHelpers.GetHashCode(this) % (uint)s_locks.Length];
 
     /// <summary>Room for <paramref name="count"/> processes (and their tasks), for the constructors.</summary>
     private void Reserve(int count)
@@ -50,7 +35,7 @@ public sealed partial class Parallel
         }
     }
 
-    /// <summary>Appends a process; the caller holds <see cref="Gate"/> or is the constructor.</summary>
+    /// <summary>Appends a process; the caller holds the parallel's lock or is the constructor.</summary>
     private void Append(object item)
     {
         int count = _count;
@@ -84,7 +69,7 @@ public sealed partial class Parallel
     }
 
     /// <summary>
-    /// Makes room for the tasks of a run, under <see cref="Gate"/>: only async processes have one,
+    /// Makes room for the tasks of a run, under the parallel's lock: only async processes have one,
     /// so a parallel of nested parallels (the <c>par for</c> of JVMCSP's program) grows nothing.
     /// </summary>
     private void ReserveTaskSlots()
