@@ -3,7 +3,7 @@ using CspNet.Internal;
 namespace CspNet.Tests.Channels;
 
 /// <summary>
-/// Reservations (<c>ChannelCore.TryReserve/PutReserved/ReleaseReservations</c>): buffer slots set
+/// Reservations (<c>CspChannel.TryReserve/PutReserved/ReleaseReservations</c>): buffer slots set
 /// aside for values on their way from a remote writer. Reserved slots count as full, so the
 /// buffer never holds more than its capacity. Run in Debug, every operation also checks the
 /// channel's invariants (<c>AssertInvariants</c>).

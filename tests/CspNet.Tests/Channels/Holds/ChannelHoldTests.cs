@@ -3,7 +3,7 @@ using CspNet.Internal;
 namespace CspNet.Tests.Channels.Holds;
 
 /// <summary>
-/// Holds (<c>ChannelCore.TryHold/HoldAsync/Commit/Release</c>): a value set aside for a remote
+/// Holds (<c>CspChannel.TryHold/HoldAsync/Commit/Release</c>): a value set aside for a remote
 /// selecting reader. A held writer stays blocked until the commit; a release puts everything back
 /// exactly as it was, first in line.
 /// </summary>
