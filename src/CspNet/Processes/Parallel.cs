@@ -244,7 +244,7 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
 
     /// <summary>
     /// Starts the next async process of the current run: a parallel queues itself to the thread
-    /// pool once per async process (an implementation detail; calling it does nothing useful).
+    /// pool for its async processes (an implementation detail; calling it does nothing useful).
     /// </summary>
     void IThreadPoolWorkItem.Execute()
     {
@@ -329,6 +329,7 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
         root.AddProcesses(processes);
         ExecutionContext? threadContext = null;
         CSPThreadPool? pool = null;
+        bool hasAsync = false;
         for (int i = 0; i < count; i++)
         {
             switch (ProcessAt(i))
@@ -342,9 +343,16 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
                     StartNested(nested, root);
                     break;
                 default:
-                    System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+                    hasAsync = true;
                     break;
             }
+        }
+
+        if (hasAsync)
+        {
+            // One work item for all the async processes: each execution queues the next before it
+            // runs its own (see StartNextAsyncProcess).
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
         }
     }
 
@@ -420,6 +428,20 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
             process = ProcessAt(index);
         }
         while (process is ThreadEntry or Parallel);
+
+        // Queue the start of the next async process before running this one, so that a process
+        // that computes before its first await does not serialise the others (another pool thread
+        // steals it from this thread's local queue). One work item in flight per parallel, rather
+        // than one per process queued at once: at JVMCSP's sizes the global queue held millions
+        // of items, in segments that lived (and were copied by the GC) until it drained.
+        for (int next = index + 1; next < count; next++)
+        {
+            if (ProcessAt(next) is not (ThreadEntry or Parallel))
+            {
+                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+                break;
+            }
+        }
 
         var asyncProcess = (IAsyncCSPProcess)process;
         bool counted = CoreMetrics.EnterLive(CoreMetrics.AsyncKind);
