@@ -47,7 +47,7 @@ namespace CspNet;
 /// Cost: a parallel of up to two processes is one object (64 bytes); more processes move into
 /// one array (a slot per process, and one for the task of a running async process). A run
 /// allocates nothing per process or per nested parallel: async processes are started by queuing
-/// the parallel itself to the thread pool once per async process, each start taking the next one,
+/// the parallel itself to the thread pool, each execution queuing it again for the next one,
 /// and every process of the run, however deeply nested, reports its end through one delegate and
 /// one count kept by the run. A nested parallel is started directly by its parent, without a task
 /// of its own, and is finished (its processes' exceptions collected, ready to run again) when the
