@@ -92,7 +92,8 @@ internal static partial class Census
         _ when type == "System.Object[]" => "Parallel items (+ gate list)",
         _ when type == "System.Action" => "Parallel bookkeeping",
         _ when type.Contains("LiveGate", StringComparison.Ordinal) => "gate / harness",
-        _ when type.Contains("ThreadPool", StringComparison.Ordinal) || type.Contains("Concurrent", StringComparison.Ordinal) => "thread-pool queue",
+        _ when type.Contains("ThreadPool", StringComparison.Ordinal) || type.Contains("Concurrent", StringComparison.Ordinal)
+            || type.StartsWith("Slot[System.Object]", StringComparison.Ordinal) => "thread-pool queue",
         _ => "other",
     };
 

@@ -490,9 +490,9 @@ internal static class Program
         Console.WriteLine("  Live bytes per pair (2 processes), by part (each part measured alone, 20,000 of each; allocated bytes, 8-byte aligned):");
         var rows = new List<IReadOnlyList<string>>
         {
-            new[] { "2 x One2OneChannel<int> (everything `new` allocates: channel, its core, its lock...)", N(2 * parts.ChannelBytes) },
+            new[] { "2 x One2OneChannel<int> (everything `new` allocates: one object since the engine is folded in)", N(2 * parts.ChannelBytes) },
             new[] { "process objects (PairWriter + PairReplier)", N(parts.WriterObjectBytes + parts.ReplierObjectBytes) },
-            new[] { "Parallel slots while idle (its array: process + task slot, with capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
+            new[] { "Parallel slots while idle (the main parallel's array: process + task slot, with capacity growth), 2 x", N(2 * parts.ParallelEntryBytes) },
             new[] { "async state-machine boxes (writer + replier)", N(parts.WriterBoxBytes + parts.ReplierBoxBytes) },
             new[] { "Parallel per-process run cost (what a run adds: array regrowth, queue, continuation), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
             new[] { "= everything but channel waiters", N(parts.PairBytesWithoutWaiters) },

@@ -23,39 +23,41 @@ namespace CspNet;
 /// meet on the same channel. Each operation takes one short lock per channel.
 /// </para>
 /// <para>
-/// Poison: <see cref="Poison"/> fails every parked party and every later write with
+/// Poison: <see cref="Poison()"/> fails every parked party and every later write with
 /// <see cref="PoisonException"/>. Values already in a buffer are not discarded: reads return
 /// them first and fail only when the buffer is empty, so no value whose write succeeded is lost.
 /// </para>
+/// <para>
+/// Locking: a channel is its own lock (it guards its state with <c>lock (this)</c>, which saves
+/// an object per channel where programs hold millions). Do not lock a channel object in your own
+/// code: a thread holding it would stall every operation on the channel.
+/// </para>
 /// </remarks>
-[DebuggerDisplay("{_core.DebuggerDisplay,nq}")]
-public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
+[DebuggerDisplay("{DebuggerDisplay,nq}")]
+public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
-    private readonly ChannelCore<T> _core;
     private ChannelReadEnd<T>? _in;
     private ChannelWriteEnd<T>? _out;
 
     private protected CspChannel(IBuffer<T>? buffer, ChannelShape shape)
     {
-        _core = new ChannelCore<T>(buffer, shape);
+        _buffer = buffer;
+        _shape = shape;
     }
-
-    /// <summary>The engine, for the distributed layer that hosts named channels on it.</summary>
-    internal ChannelCore<T> Core => _core;
 
     /// <summary>
     /// The channel's reading end as an <see cref="AltingChannelIn{T}"/>, usable as a guard. One end
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(_core), null) ?? _in;
+    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(this), null) ?? _in;
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
     /// One end object per channel: on shared-writer channels (Any2One, Any2Any) where several
     /// processes alternate, give each process its own end with <see cref="CreateOut"/>.
     /// </summary>
-    public AltingChannelOut<T> Out => _out ?? Interlocked.CompareExchange(ref _out, new ChannelWriteEnd<T>(_core), null) ?? _out;
+    public AltingChannelOut<T> Out => _out ?? Interlocked.CompareExchange(ref _out, new ChannelWriteEnd<T>(this), null) ?? _out;
 
     /// <summary>
     /// Creates a new reading end for one process. An alternation holds the value it chose in the
@@ -63,33 +65,33 @@ public abstract class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// holds nothing in the channel between selections: unused ends are simply collected.
     /// </summary>
     /// <returns>A new reading end.</returns>
-    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(_core);
+    public AltingChannelIn<T> CreateIn() => new ChannelReadEnd<T>(this);
 
     /// <summary>Creates a new writing end for one process (its offered value belongs to that process).</summary>
     /// <returns>A new writing end.</returns>
-    public AltingChannelOut<T> CreateOut() => new ChannelWriteEnd<T>(_core);
+    public AltingChannelOut<T> CreateOut() => new ChannelWriteEnd<T>(this);
 
     /// <summary>Whether the channel has been poisoned.</summary>
-    public bool IsPoisoned => _core.IsPoisoned;
+    public bool IsPoisoned => Volatile.Read(ref _poisoned);
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
-    public T Read() => _in is { IsHolding: true } own ? own.Read() : _core.Read();
+    public T Read() => _in is { IsHolding: true } own ? own.Read() : ReadDirect();
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) =>
-        _in is { IsHolding: true } own ? own.ReadAsync(cancellationToken) : _core.ReadAsync(cancellationToken);
+        _in is { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
 
     /// <inheritdoc />
-    public void Write(T value) => _core.Write(value);
+    public void Write(T value) => WriteDirect(value);
 
     /// <inheritdoc />
     public ValueTask WriteAsync(T value, CancellationToken cancellationToken = default) =>
-        _core.WriteAsync(value, cancellationToken);
+        WriteDirectAsync(value, cancellationToken);
 
     /// <inheritdoc />
-    public void Poison() => _core.Poison();
+    public void Poison() => PoisonDirect();
 
     private protected static IBuffer<T> RequireBuffer(IBuffer<T> buffer) =>
         buffer ?? throw new ArgumentNullException(nameof(buffer), "Pass an IBuffer<T> such as new FifoBuffer<T>(capacity), or use the parameterless constructor for an unbuffered channel.");

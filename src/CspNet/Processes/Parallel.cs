@@ -38,45 +38,36 @@ namespace CspNet;
 /// A <see cref="Parallel"/> can be run again once a run has finished; runs may not overlap.
 /// It is itself a process of both kinds, so parallels nest.
 /// </para>
-/// <para>Thread-safety: processes may be added from any thread, but not while a run is in progress.</para>
 /// <para>
-/// Cost: a parallel is one object and one array (its processes, and a slot per process for the
-/// task of a running async process). A run allocates nothing per process: async processes are
-/// started by queuing the parallel itself to the thread pool once per process, each start taking
-/// the next one, and their tasks are watched through one delegate per parallel. A nested
-/// parallel is started directly by its parent and reports its end and its exceptions to it,
-/// without a task of its own. Only a run started by <see cref="RunAsync"/> allocates a task.
+/// Thread-safety: processes may be added from any thread, but not while a run is in progress. A
+/// parallel is its own lock (it saves an object per parallel where programs hold millions): do
+/// not lock a <see cref="Parallel"/> object in your own code.
+/// </para>
+/// <para>
+/// Cost: a parallel of up to two processes is one object (64 bytes); more processes move into
+/// one array (a slot per process, and one for the task of a running async process). A run
+/// allocates nothing per process or per nested parallel: async processes are started by queuing
+/// the parallel itself to the thread pool, each execution queuing it again for the next one,
+/// and every process of the run, however deeply nested, reports its end through one delegate and
+/// one count kept by the run. A nested parallel is started directly by its parent, without a task
+/// of its own, and is finished (its processes' exceptions collected, ready to run again) when the
+/// whole run ends. Only a run started by <see cref="RunAsync"/> allocates a task.
 /// </para>
 /// </remarks>
-public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkItem
+public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkItem
 {
-    // _state values.
-    private const int Idle = 0;
-    private const int Running = 1;
-
-    private static readonly object?[] s_empty = [];
     private static readonly ContextCallback s_startNextInContext = static state => ((Parallel)state!).StartNextAsyncProcess();
 
-    // Processes in [0, _count): an IAsyncCSPProcess, a nested Parallel, or a ThreadEntry. While a
-    // run is in progress, slot _count + i holds the task of async process i until the run ends
-    // (so the array is at least 2 x _count long then). Adds lock the array itself (see LockItems),
-    // which saves a lock object per parallel: a program may hold millions of parallels.
-    private object?[] _items = s_empty;
-    private int _count;
-    private int _state;
-
-    // Processes of the current run that have not ended; the next index a pool start takes.
-    private int _remaining;
+    // Processes (an IAsyncCSPProcess, a nested Parallel, or a ThreadEntry) are kept as
+    // Parallel.Storage.cs says. The next index a pool start takes:
     private int _nextToStart;
 
-    // During a run: the parent Parallel of a nested run, or the RootRun of a run started by RunAsync.
-    private object? _owner;
-
-    // Counts one async process down when its task completes; made on first need, kept for later runs.
-    private Action? _onProcessEnded;
+    // The run this parallel is part of (it started it, or an ancestor did), or null when idle: a
+    // parallel is running exactly while this is set.
+    private RootRun? _owner;
 
     // A pool other than CSPThreadPool.Default, kept outside the object: few parallels set one,
-    // and a field would cost every parallel 8 bytes (the object would grow from 56 to 64).
+    // and a field would cost every parallel 8 bytes (the object would grow from 64 to 72).
     private static readonly ConditionalWeakTable<Parallel, CSPThreadPool> s_threadPools = new();
 
     /// <summary>Creates an empty parallel; add processes with <c>AddProcess</c>.</summary>
@@ -89,11 +80,11 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     public Parallel(params ICSPProcess[] processes)
     {
         ArgumentNullException.ThrowIfNull(processes);
-        _items = new object?[2 * processes.Length];
+        Reserve(processes.Length);
         foreach (ICSPProcess process in processes)
         {
             ArgumentNullException.ThrowIfNull(process);
-            _items[_count++] = ThreadItem(process, ThreadPriority.Normal);
+            Append(ThreadItem(process, ThreadPriority.Normal));
         }
     }
 
@@ -104,11 +95,11 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         ArgumentNullException.ThrowIfNull(processes);
 
         // Room for the tasks too, so that a run never has to grow the array.
-        _items = new object?[2 * processes.Length];
+        Reserve(processes.Length);
         foreach (IAsyncCSPProcess process in processes)
         {
             ArgumentNullException.ThrowIfNull(process);
-            _items[_count++] = process;
+            Append(process);
         }
     }
 
@@ -231,7 +222,8 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     /// <exception cref="ObjectDisposedException">It has thread processes and its <see cref="ThreadPool"/> is disposed.</exception>
     public Task RunAsync(CancellationToken cancellationToken = default)
     {
-        if (!TryBeginRun(out bool empty))
+        var root = new RootRun(this, RunContexts.CaptureForAsyncProcesses(), cancellationToken);
+        if (!TryBeginRun(root, out bool empty))
         {
             throw AlreadyRunning();
         }
@@ -241,9 +233,10 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
             return Task.CompletedTask;
         }
 
-        var root = new RootRun(RunContexts.CaptureForAsyncProcesses(), cancellationToken);
-        _owner = root;
         StartAll(root);
+
+        // The run held one count of its own while processes started, so that none could end it early.
+        root.ProcessEnded();
         return root.Task;
     }
 
@@ -251,7 +244,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 
     /// <summary>
     /// Starts the next async process of the current run: a parallel queues itself to the thread
-    /// pool once per async process (an implementation detail; calling it does nothing useful).
+    /// pool for its async processes (an implementation detail; calling it does nothing useful).
     /// </summary>
     void IThreadPoolWorkItem.Execute()
     {
@@ -268,74 +261,29 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     private static InvalidOperationException AlreadyRunning() =>
         new("This Parallel is already running; wait for the run to end, or create another Parallel.");
 
-    /// <summary>The run started by <see cref="RunAsync"/> that this run is part of.</summary>
-    private RootRun Root
-    {
-        get
-        {
-            object? owner = _owner;
-            while (owner is Parallel parent)
-            {
-                owner = parent._owner;
-            }
-
-            return (RootRun)owner!;
-        }
-    }
-
-    /// <summary>
-    /// Locks the process array. It is replaced only while locked, so a locker that finds it
-    /// replaced meanwhile retries on the new one (at most once per growth).
-    /// </summary>
-    private object?[] LockItems()
-    {
-        while (true)
-        {
-            object?[] items = Volatile.Read(ref _items);
-            Monitor.Enter(items);
-            if (ReferenceEquals(items, _items))
-            {
-                return items;
-            }
-
-            Monitor.Exit(items);
-        }
-    }
+    /// <summary>The run this parallel is part of.</summary>
+    private RootRun Root => _owner!;
 
     private void Add(object item)
     {
-        object?[] items = LockItems();
-        try
+        lock (this)
         {
-            if (_state != Idle)
+            if (_owner is not null)
             {
                 throw new InvalidOperationException("Processes cannot be added to a Parallel while it runs.");
             }
 
-            if (_count == items.Length)
-            {
-                var grown = new object?[Math.Max(4, 2 * items.Length)];
-                Array.Copy(items, grown, _count);
-                Volatile.Write(ref _items, grown);
-            }
-
-            _items[_count] = item;
-            Volatile.Write(ref _count, _count + 1);
-        }
-        finally
-        {
-            Monitor.Exit(items);
+            Append(item);
         }
     }
 
-    /// <summary>Marks the parallel running and makes room for the tasks; false if it runs already.</summary>
-    private bool TryBeginRun(out bool empty)
+    /// <summary>Marks the parallel running as part of <paramref name="root"/> and makes room for the tasks; false if it runs already.</summary>
+    private bool TryBeginRun(RootRun root, out bool empty)
     {
-        object?[] items = LockItems();
-        try
+        lock (this)
         {
             empty = _count == 0;
-            if (_state != Idle)
+            if (_owner is not null)
             {
                 return false;
             }
@@ -345,41 +293,17 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
                 return true;
             }
 
-            if (items.Length < 2 * _count)
-            {
-                var grown = new object?[2 * _count];
-                Array.Copy(items, grown, _count);
-                Volatile.Write(ref _items, grown);
-            }
-
-            if (HasThreadProcesses())
+            ReserveTaskSlots();
+            if (HasProcessesOfKind(asyncProcesses: false))
             {
                 // Refused before anything starts, so that no process of a half-started run is left behind.
                 ThreadPool.ThrowIfDisposed();
             }
 
-            _state = Running;
-            _remaining = _count;
+            _owner = root;
             _nextToStart = 0;
             return true;
         }
-        finally
-        {
-            Monitor.Exit(items);
-        }
-    }
-
-    private bool HasThreadProcesses()
-    {
-        for (int i = 0; i < _count; i++)
-        {
-            if (_items[i] is ThreadEntry)
-            {
-                return true;
-            }
-        }
-
-        return false;
     }
 
     /// <summary>
@@ -389,14 +313,26 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     /// </summary>
     private void StartAll(RootRun root)
     {
-        // Read once: the last start may let the run end, and the parallel be run again, before the loop ends.
-        object?[] items = _items;
+        // Every process but the nested parallels (which count their own) is counted in the run
+        // before any starts. Read once: the last start may let this parallel's processes end
+        // before the loop does (the run cannot end meanwhile: it holds a count of its own).
         int count = _count;
-        ExecutionContext? threadContext = null;
-        CSPThreadPool? pool = null;
+        int processes = 0;
         for (int i = 0; i < count; i++)
         {
-            switch (items[i])
+            if (ProcessAt(i) is not Parallel)
+            {
+                processes++;
+            }
+        }
+
+        root.AddProcesses(processes);
+        ExecutionContext? threadContext = null;
+        CSPThreadPool? pool = null;
+        bool hasAsync = false;
+        for (int i = 0; i < count; i++)
+        {
+            switch (ProcessAt(i))
             {
                 case ThreadEntry thread:
                     threadContext ??= root.ThreadContext;
@@ -407,9 +343,16 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
                     StartNested(nested, root);
                     break;
                 default:
-                    System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+                    hasAsync = true;
                     break;
             }
+        }
+
+        if (hasAsync)
+        {
+            // One work item for all the async processes: each execution queues the next before it
+            // runs its own (see StartNextAsyncProcess).
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
         }
     }
 
@@ -452,32 +395,27 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         }
     }
 
-    /// <summary>Starts a nested parallel as part of this run: it reports its end and its exceptions here.</summary>
-    private void StartNested(Parallel nested, RootRun root)
+    /// <summary>Starts a nested parallel as part of this run: its processes report their ends and exceptions to the run.</summary>
+    private static void StartNested(Parallel nested, RootRun root)
     {
-        if (!nested.TryBeginRun(out bool empty))
+        if (!nested.TryBeginRun(root, out bool empty))
         {
-            AddError(AlreadyRunning());
-            ProcessEnded();
+            root.AddError(AlreadyRunning());
             return;
         }
 
-        if (empty)
+        if (!empty)
         {
-            ProcessEnded();
-            return;
+            nested.StartAll(root);
         }
-
-        nested._owner = this;
-        nested.StartAll(root);
     }
 
     /// <summary>Starts the next async process; runs on a pool thread, in the run's context for async processes.</summary>
     private void StartNextAsyncProcess()
     {
-        object?[] items = _items;
         int count = _count;
         int index;
+        object process;
         do
         {
             // Thread processes and nested parallels were started by StartAll: skip them.
@@ -486,15 +424,31 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
             {
                 return;
             }
-        }
-        while (items[index] is ThreadEntry or Parallel);
 
-        var process = (IAsyncCSPProcess)items[index]!;
+            process = ProcessAt(index);
+        }
+        while (process is ThreadEntry or Parallel);
+
+        // Queue the start of the next async process before running this one, so that a process
+        // that computes before its first await does not serialise the others (another pool thread
+        // steals it from this thread's local queue). One work item in flight per parallel, rather
+        // than one per process queued at once: at JVMCSP's sizes the global queue held millions
+        // of items, in segments that lived (and were copied by the GC) until it drained.
+        for (int next = index + 1; next < count; next++)
+        {
+            if (ProcessAt(next) is not (ThreadEntry or Parallel))
+            {
+                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+                break;
+            }
+        }
+
+        var asyncProcess = (IAsyncCSPProcess)process;
         bool counted = CoreMetrics.EnterLive(CoreMetrics.AsyncKind);
         Task task;
         try
         {
-            task = process.RunAsync(Root.Token) ?? throw NullTaskError(process);
+            task = asyncProcess.RunAsync(Root.Token) ?? throw NullTaskError(asyncProcess);
         }
 #pragma warning disable CA1031 // Collected and rethrown by Run.
         catch (Exception exception)
@@ -507,20 +461,20 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
 
         if (task.IsCompleted)
         {
-            AddErrors(task);
+            AddErrors(Root, task);
             AsyncProcessEnded(counted);
             return;
         }
 
-        // The task is looked at again only when the whole run has ended (see Finish), so one
-        // delegate serves every process of this parallel. A process counted in cspnet.process.live
-        // gets a delegate of its own that counts it out: an allocation only while someone listens,
-        // rather than a field in every parallel (a program may hold millions).
-        items[count + index] = task;
+        // The task is looked at again only when the whole run has ended (see FinishRun), so one
+        // delegate, the run's, serves every process of the run. A process counted in
+        // cspnet.process.live gets a delegate of its own that counts it out: an allocation only
+        // while someone listens, rather than a field in every parallel (a program may hold millions).
+        SetTask(index, task);
         task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(counted ? () => AsyncProcessEnded(counted: true) : OnProcessEnded);
     }
 
-    private Action OnProcessEnded => _onProcessEnded ?? Interlocked.CompareExchange(ref _onProcessEnded, ProcessEnded, null) ?? _onProcessEnded;
+    private Action OnProcessEnded => Root.OnProcessEnded;
 
     private void AsyncProcessEnded(bool counted)
     {
@@ -532,57 +486,58 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         ProcessEnded();
     }
 
-    private void ProcessEnded()
-    {
-        if (Interlocked.Decrement(ref _remaining) == 0)
-        {
-            Finish();
-        }
-    }
+    private void ProcessEnded() => Root.ProcessEnded();
 
-    /// <summary>Every process has ended: collects the async processes' exceptions and reports the end.</summary>
-    private void Finish()
+    /// <summary>
+    /// Every process of the run has ended: collects the async processes' exceptions of this
+    /// parallel and of every nested parallel the run started, and makes each runnable again.
+    /// Walks the tree with a stack of its own: nesting may be deeper than the thread's stack.
+    /// </summary>
+    private void FinishRun(RootRun root)
     {
-        object?[] items = _items;
-        int count = _count;
-        for (int i = count; i < 2 * count; i++)
+        var pending = new Stack<Parallel>();
+        pending.Push(this);
+        while (pending.TryPop(out Parallel? parallel))
         {
-            if (items[i] is Task task)
+            // A parallel added twice to the tree was started (and is finished) once.
+            if (parallel._owner != root)
             {
-                items[i] = null;
-                AddErrors(task);
+                continue;
             }
-        }
 
-        object? owner = _owner;
-        _owner = null;
+            int count = parallel._count;
+            for (int i = 0; i < count; i++)
+            {
+                object process = parallel.ProcessAt(i);
+                if (process is Parallel nested)
+                {
+                    pending.Push(nested);
+                }
+                else if (process is not ThreadEntry && parallel.TakeTask(i) is { } task)
+                {
+                    AddErrors(root, task);
+                }
+            }
 
-        // From here on the parallel may be run again.
-        Volatile.Write(ref _state, Idle);
-        if (owner is Parallel parent)
-        {
-            parent.ProcessEnded();
-        }
-        else
-        {
-            ((RootRun)owner!).Complete();
+            // From here on this parallel may be run again.
+            Volatile.Write(ref parallel._owner, null);
         }
     }
 
     /// <summary>The exceptions of a completed process task: all those it holds, as a nested Parallel holds several.</summary>
-    private void AddErrors(Task task)
+    private static void AddErrors(RootRun root, Task task)
     {
         if (task.IsFaulted)
         {
             foreach (Exception exception in task.Exception!.InnerExceptions)
             {
-                AddError(exception);
+                root.AddError(exception);
             }
         }
         else if (task.IsCanceled)
         {
             // What awaiting it would throw.
-            AddError(new TaskCanceledException(task));
+            root.AddError(new TaskCanceledException(task));
         }
     }
 
@@ -610,15 +565,41 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
     /// What a run started by <see cref="RunAsync"/> shares with its nested parallels: contexts,
     /// token, every exception of the whole tree (they are never nested), and the task.
     /// </summary>
-    private sealed class RootRun(ExecutionContext asyncContext, CancellationToken token)
-        : TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    private sealed class RootRun : TaskCompletionSource
     {
+        private readonly Parallel _parallel;
         private List<Exception>? _errors;
         private ExecutionContext? _threadContext;
 
-        internal ExecutionContext AsyncContext { get; } = asyncContext;
+        // Processes of the whole tree that have not ended, plus one held while they start.
+        private long _remaining = 1;
 
-        internal CancellationToken Token { get; } = token;
+        internal RootRun(Parallel parallel, ExecutionContext asyncContext, CancellationToken token)
+            : base(TaskCreationOptions.RunContinuationsAsynchronously)
+        {
+            _parallel = parallel;
+            AsyncContext = asyncContext;
+            Token = token;
+            OnProcessEnded = ProcessEnded;
+        }
+
+        /// <summary>Counts a process of the tree down: one delegate for every process of the run, however nested.</summary>
+        internal Action OnProcessEnded { get; }
+
+        internal void AddProcesses(int count) => Interlocked.Add(ref _remaining, count);
+
+        internal void ProcessEnded()
+        {
+            if (Interlocked.Decrement(ref _remaining) == 0)
+            {
+                _parallel.FinishRun(this);
+                Complete();
+            }
+        }
+
+        internal ExecutionContext AsyncContext { get; }
+
+        internal CancellationToken Token { get; }
 
         /// <summary>The context for thread processes, derived on first need (most runs have none).</summary>
         internal ExecutionContext ThreadContext =>
@@ -634,7 +615,7 @@ public sealed class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkIte
         }
 
         /// <summary>Every process of the tree has ended, so every error has been added: no lock needed.</summary>
-        internal void Complete()
+        private void Complete()
         {
             if (_errors is not { } errors)
             {

@@ -3,7 +3,7 @@ using CspNet.Internal;
 namespace CspNet.Tests.Channels;
 
 /// <summary>
-/// Reservations (<c>ChannelCore.TryReserve/PutReserved/ReleaseReservations</c>): buffer slots set
+/// Reservations (<c>CspChannel.TryReserve/PutReserved/ReleaseReservations</c>): buffer slots set
 /// aside for values on their way from a remote writer. Reserved slots count as full, so the
 /// buffer never holds more than its capacity. Run in Debug, every operation also checks the
 /// channel's invariants (<c>AssertInvariants</c>).
@@ -16,10 +16,10 @@ public class ReservationTests
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(4));
         channel.CreateOut().Write(1);
 
-        Assert.True(channel.Core.CanReserve);
-        Assert.Equal(3, channel.Core.TryReserve(10));
-        Assert.Equal(0, channel.Core.TryReserve(1));
-        Assert.Equal(3, channel.Core.ReservedCount);
+        Assert.True(channel.CanReserve);
+        Assert.Equal(3, channel.TryReserve(10));
+        Assert.Equal(0, channel.TryReserve(1));
+        Assert.Equal(3, channel.ReservedCount);
     }
 
     [Fact]
@@ -27,8 +27,8 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>(new UnknownCapacityBuffer());
 
-        Assert.False(channel.Core.CanReserve);
-        Assert.Equal(0, channel.Core.TryReserve(5));
+        Assert.False(channel.CanReserve);
+        Assert.Equal(0, channel.TryReserve(5));
     }
 
     [Fact]
@@ -36,8 +36,8 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>();
 
-        Assert.False(channel.Core.CanReserve);
-        Assert.Equal(0, channel.Core.TryReserve(5));
+        Assert.False(channel.CanReserve);
+        Assert.Equal(0, channel.TryReserve(5));
     }
 
     [Fact]
@@ -45,9 +45,9 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>(new InfiniteBuffer<int>());
 
-        Assert.Equal(1000, channel.Core.TryReserve(1000));
+        Assert.Equal(1000, channel.TryReserve(1000));
         Assert.True(channel.CreateOut().WriteAsync(1).AsTask().IsCompleted);
-        channel.Core.PutReserved(2);
+        channel.PutReserved(2);
 
         Assert.Equal(1, channel.In.Read());
         Assert.Equal(2, channel.In.Read());
@@ -59,52 +59,52 @@ public class ReservationTests
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(4));
         channel.In.Poison();
 
-        Assert.Equal(0, channel.Core.TryReserve(4));
+        Assert.Equal(0, channel.TryReserve(4));
     }
 
     [Fact(Timeout = 20_000)]
     public async Task WriteAsync_AllSlotsReserved_CompletesOnlyWhenAReaderTakes()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
-        Assert.Equal(2, channel.Core.TryReserve(2));
+        Assert.Equal(2, channel.TryReserve(2));
 
         Task write = channel.CreateOut().WriteAsync(3).AsTask();
         Assert.False(write.IsCompleted);
-        channel.Core.PutReserved(1);
+        channel.PutReserved(1);
         Assert.False(write.IsCompleted);
 
         Assert.Equal(1, await channel.In.ReadAsync());
         await write; // the take freed a slot: the parked write moved into it
-        channel.Core.PutReserved(2);
+        channel.PutReserved(2);
         Assert.Equal(3, await channel.In.ReadAsync());
         Assert.Equal(2, await channel.In.ReadAsync());
-        Assert.Equal(0, channel.Core.ReservedCount);
+        Assert.Equal(0, channel.ReservedCount);
     }
 
     [Fact(Timeout = 20_000)]
     public async Task ReadAsync_EmptyBufferAllSlotsReservedAndWriterParked_TakesFromTheWriter()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(1));
-        Assert.Equal(1, channel.Core.TryReserve(1));
+        Assert.Equal(1, channel.TryReserve(1));
         Task write = channel.CreateOut().WriteAsync(9).AsTask();
 
         Assert.Equal(9, await channel.In.ReadAsync());
         await write;
-        Assert.Equal(1, channel.Core.ReservedCount);
+        Assert.Equal(1, channel.ReservedCount);
     }
 
     [Fact(Timeout = 20_000)]
     public async Task PutReserved_ReaderParked_ReaderGetsTheValue()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
-        Assert.Equal(2, channel.Core.TryReserve(2));
+        Assert.Equal(2, channel.TryReserve(2));
         Task<int> read = channel.In.ReadAsync().AsTask();
         Assert.False(read.IsCompleted);
 
-        channel.Core.PutReserved(5);
+        channel.PutReserved(5);
 
         Assert.Equal(5, await read);
-        Assert.Equal(1, channel.Core.ReservedCount);
+        Assert.Equal(1, channel.ReservedCount);
     }
 
     [Fact]
@@ -112,7 +112,7 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
 
-        Assert.Throws<InvalidOperationException>(() => channel.Core.PutReserved(1));
+        Assert.Throws<InvalidOperationException>(() => channel.PutReserved(1));
     }
 
     [Fact]
@@ -120,11 +120,11 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(3));
         channel.CreateOut().Write(1);
-        Assert.Equal(2, channel.Core.TryReserve(2));
+        Assert.Equal(2, channel.TryReserve(2));
         channel.In.Poison();
 
-        channel.Core.PutReserved(2);
-        channel.Core.PutReserved(3);
+        channel.PutReserved(2);
+        channel.PutReserved(3);
 
         Assert.Equal(1, channel.In.Read());
         Assert.Equal(2, channel.In.Read());
@@ -136,17 +136,17 @@ public class ReservationTests
     public async Task ReleaseReservations_WritersParked_TheyMoveIntoTheFreedSlots()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
-        Assert.Equal(2, channel.Core.TryReserve(2));
+        Assert.Equal(2, channel.TryReserve(2));
         Task first = channel.CreateOut().WriteAsync(1).AsTask();
         Task second = channel.CreateOut().WriteAsync(2).AsTask();
         Task third = channel.CreateOut().WriteAsync(3).AsTask();
 
-        channel.Core.ReleaseReservations(2);
+        channel.ReleaseReservations(2);
 
         await first;
         await second;
         Assert.False(third.IsCompleted);
-        Assert.Equal(0, channel.Core.ReservedCount);
+        Assert.Equal(0, channel.ReservedCount);
         Assert.Equal(1, await channel.In.ReadAsync());
         await third;
     }
@@ -155,9 +155,9 @@ public class ReservationTests
     public void ReleaseReservations_MoreThanReserved_Throws()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
-        Assert.Equal(1, channel.Core.TryReserve(1));
+        Assert.Equal(1, channel.TryReserve(1));
 
-        Assert.Throws<ArgumentOutOfRangeException>(() => channel.Core.ReleaseReservations(2));
+        Assert.Throws<ArgumentOutOfRangeException>(() => channel.ReleaseReservations(2));
     }
 
     [Fact(Timeout = 20_000)]
@@ -165,23 +165,23 @@ public class ReservationTests
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
         channel.CreateOut().Write(1);
-        Assert.Equal(1, channel.Core.TryReserve(2));
+        Assert.Equal(1, channel.TryReserve(2));
 
-        Task room = channel.Core.WhenReservableAsync(CancellationToken.None).AsTask();
+        Task room = channel.WhenReservableAsync(CancellationToken.None).AsTask();
         Assert.False(room.IsCompleted);
 
         Assert.Equal(1, await channel.In.ReadAsync());
         await room;
-        Assert.Equal(1, channel.Core.TryReserve(2));
+        Assert.Equal(1, channel.TryReserve(2));
     }
 
     [Fact(Timeout = 20_000)]
     public async Task WhenReservableAsync_Poisoned_Completes()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(1));
-        Assert.Equal(1, channel.Core.TryReserve(1));
-        Task room = channel.Core.WhenReservableAsync(CancellationToken.None).AsTask();
-        Task poisoned = channel.Core.WhenPoisoned();
+        Assert.Equal(1, channel.TryReserve(1));
+        Task room = channel.WhenReservableAsync(CancellationToken.None).AsTask();
+        Task poisoned = channel.WhenPoisoned();
         Assert.False(room.IsCompleted);
         Assert.False(poisoned.IsCompleted);
 
@@ -189,21 +189,21 @@ public class ReservationTests
 
         await room;
         await poisoned;
-        Assert.True(channel.Core.WhenPoisoned().IsCompleted);
+        Assert.True(channel.WhenPoisoned().IsCompleted);
     }
 
     [Fact(Timeout = 20_000)]
     public async Task WhenReservableAsync_Cancelled_LeavesNoWatcherBehind()
     {
         var channel = new One2OneChannel<int>(new FifoBuffer<int>(1));
-        Assert.Equal(1, channel.Core.TryReserve(1));
+        Assert.Equal(1, channel.TryReserve(1));
         using var cts = new CancellationTokenSource();
-        Task room = channel.Core.WhenReservableAsync(cts.Token).AsTask();
+        Task room = channel.WhenReservableAsync(cts.Token).AsTask();
 
         await cts.CancelAsync();
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => room);
-        Assert.Contains("0 readers and 0 writers waiting", channel.Core.DebuggerDisplay, StringComparison.Ordinal);
+        Assert.Contains("0 readers and 0 writers waiting", channel.DebuggerDisplay, StringComparison.Ordinal);
     }
 
     [Fact(Timeout = 20_000)]
@@ -212,15 +212,15 @@ public class ReservationTests
         // The watcher of a reservation waits among the writers of a One2One; the one writer parking
         // beside it is not a second party on the One end.
         var channel = new One2OneChannel<int>(new FifoBuffer<int>(1));
-        Assert.Equal(1, channel.Core.TryReserve(1));
-        Task room = channel.Core.WhenReservableAsync(CancellationToken.None).AsTask();
+        Assert.Equal(1, channel.TryReserve(1));
+        Task room = channel.WhenReservableAsync(CancellationToken.None).AsTask();
 
         Task write = channel.Out.WriteAsync(4).AsTask();
         Assert.False(write.IsCompleted);
 
         Assert.Equal(4, await channel.In.ReadAsync());
         await write;
-        channel.Core.ReleaseReservations(1);
+        channel.ReleaseReservations(1);
         await room;
     }
 
@@ -240,19 +240,19 @@ public class ReservationTests
             {
                 while (credits == 0)
                 {
-                    credits = channel.Core.TryReserve(4);
+                    credits = channel.TryReserve(4);
                     if (credits == 0)
                     {
-                        await channel.Core.WhenReservableAsync(CancellationToken.None);
+                        await channel.WhenReservableAsync(CancellationToken.None);
                     }
                 }
 
-                channel.Core.PutReserved(i);
+                channel.PutReserved(i);
                 credits--;
             }
 
             // As a writer that leaves: its unused slots go back.
-            channel.Core.ReleaseReservations(credits);
+            channel.ReleaseReservations(credits);
         });
         Task[] locals = [.. Enumerable.Range(1, LocalWriters).Select(w => Task.Run(async () =>
         {
@@ -275,7 +275,7 @@ public class ReservationTests
         await remote;
         await Task.WhenAll(locals);
         Assert.All(next, count => Assert.Equal(PerWriter, count));
-        Assert.Equal(0, channel.Core.ReservedCount);
+        Assert.Equal(0, channel.ReservedCount);
     }
 
     /// <summary>A user buffer: the channel cannot know its capacity.</summary>

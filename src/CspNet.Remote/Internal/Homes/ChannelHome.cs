@@ -119,12 +119,12 @@ internal sealed class ChannelHome<T> : Home
 
                     // Decoded before the write: a malformed value fails here and the channel never sees it.
                     T item = home._codec!.Read(value);
-                    if (_credits is not null && !home._channel.Core.IsPoisoned && _credits.Spend())
+                    if (_credits is not null && !home._channel.IsPoisoned && _credits.Spend())
                     {
                         // The end holds reserved slots (its credits may be on their way to it):
                         // one is this value's, so it never waits for room its own end keeps. (Not
                         // once poisoned: this write has not completed, so it fails as any would.)
-                        home._channel.Core.PutReserved(item);
+                        home._channel.PutReserved(item);
                         _credits.Grant();
                         return OpResult.OkWithCredit;
                     }
@@ -138,7 +138,7 @@ internal sealed class ChannelHome<T> : Home
                 },
                 cancellationToken);
 
-        internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._channel.Core, grant);
+        internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._channel, grant);
 
         internal override bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge)
         {
@@ -147,7 +147,7 @@ internal sealed class ChannelHome<T> : Home
                 return false;
             }
 
-            ChannelCore<T> core = home._channel.Core;
+            CspChannel<T> core = home._channel;
             if (!_credits.Spend())
             {
                 PoisonUnplaced(core, "it came without a credit (the writer broke the protocol)");
@@ -182,7 +182,7 @@ internal sealed class ChannelHome<T> : Home
         /// A credited value that cannot be placed is a write its writer saw complete: dropping it
         /// silently while the writer goes on would lose it unnoticed, so the channel is poisoned, saying why.
         /// </summary>
-        private void PoisonUnplaced(ChannelCore<T> core, string why)
+        private void PoisonUnplaced(CspChannel<T> core, string why)
         {
             string kind = home.Kind.WireName(), name = home.Name, peer = Peer;
             core.Poison(() => new PoisonException($"{kind} '{name}' is poisoned: a value {peer} wrote (its write had completed, with a credit) could not be placed: {why}."));
@@ -210,7 +210,7 @@ internal sealed class ChannelHome<T> : Home
             if (single)
             {
                 string kind = home.Kind.WireName(), name = home.Name;
-                home._channel.Core.Poison(() => new PeerLostException(
+                home._channel.Poison(() => new PeerLostException(
                     $"{kind} '{name}' is poisoned: {peer}, which held its only writing end, was lost (it exited, was killed, or went silent)."));
             }
         }
@@ -222,7 +222,7 @@ internal sealed class ChannelHome<T> : Home
             Run(
                 async ct =>
                 {
-                    await home._channel.Core.WhenHoldableAsync(ct).ConfigureAwait(false);
+                    await home._channel.WhenHoldableAsync(ct).ConfigureAwait(false);
                     ready();
                     return OpResult.Ok;
                 },
@@ -232,7 +232,7 @@ internal sealed class ChannelHome<T> : Home
             Run(
                 async ct =>
                 {
-                    ChannelCore<T> core = home._channel.Core;
+                    CspChannel<T> core = home._channel;
                     ChannelHold<T>? hold = wait ? await core.HoldAsync(ct).ConfigureAwait(false) : core.TryHold();
                     if (hold is null)
                     {
@@ -251,7 +251,7 @@ internal sealed class ChannelHome<T> : Home
                     {
                         if (accept)
                         {
-                            ChannelCore<T>.Commit(hold);
+                            CspChannel<T>.Commit(hold);
                         }
                         else
                         {

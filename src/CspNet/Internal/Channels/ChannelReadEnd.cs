@@ -10,7 +10,7 @@ namespace CspNet.Internal;
 /// channel object reads through the slot of its own end (<see cref="CspChannel{T}.In"/>) first, so
 /// that read may be made on either.
 /// </summary>
-internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T>
+internal sealed class ChannelReadEnd<T>(CspChannel<T> channel) : AltingChannelIn<T>
 {
     private HeldValue<T> _held;
     private SelectionWaiter<T>? _node;
@@ -28,14 +28,14 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
     public override T Read()
     {
         // A read of a value a selection took never blocks, so it is allowed anywhere (the usual
-        // "select, then read the chosen end"); ChannelCore.Read checks any other read.
+        // "select, then read the chosen end"); CspChannel.ReadDirect checks any other read.
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
-            return poisoned ? throw core.CreatePoisoned() : value;
+            return poisoned ? throw channel.CreatePoisoned() : value;
         }
 
-        return core.Read();
+        return channel.ReadDirect();
     }
 
     public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
@@ -43,26 +43,26 @@ internal sealed class ChannelReadEnd<T>(ChannelCore<T> core) : AltingChannelIn<T
         ref HeldValue<T> held = ref Slot;
         if (held.IsHolding && held.TryTake(out T value, out bool poisoned))
         {
-            return poisoned ? ValueTask.FromException<T>(core.CreatePoisoned()) : new ValueTask<T>(value);
+            return poisoned ? ValueTask.FromException<T>(channel.CreatePoisoned()) : new ValueTask<T>(value);
         }
 
-        return core.ReadAsync(cancellationToken);
+        return channel.ReadDirectAsync(cancellationToken);
     }
 
-    public override void Poison() => core.Poison();
+    public override void Poison() => channel.PoisonDirect();
 
     /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
         if (!_binding.TryBindLocked(selection))
         {
-            ThrowHelper.ThrowEndInOtherSelection(core.Kind);
+            ThrowHelper.ThrowEndInOtherSelection(channel.Kind);
         }
     }
 
-    protected internal override bool TryCommit(GuardSite site) => core.TryCommitInput(this, ((GuardSlot)site).Core);
+    protected internal override bool TryCommit(GuardSite site) => channel.TryCommitInput(this, ((GuardSlot)site).Core);
 
-    protected internal override void Enable(GuardSite site) => core.EnableInput(this, site, ((GuardSlot)site).Core);
+    protected internal override void Enable(GuardSite site) => channel.EnableInput(this, site, ((GuardSlot)site).Core);
 
-    protected internal override void Disable(GuardSite site) => core.DisableInput(this, ((GuardSlot)site).Core);
+    protected internal override void Disable(GuardSite site) => channel.DisableInput(this, ((GuardSlot)site).Core);
 }

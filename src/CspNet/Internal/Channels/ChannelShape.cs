@@ -1,7 +1,7 @@
 namespace CspNet.Internal;
 
 /// <summary>Who may use a channel's ends: the one thing that tells the four channel kinds apart.</summary>
-internal enum ChannelShape
+internal enum ChannelShape : byte
 {
     One2One,
     Any2One,

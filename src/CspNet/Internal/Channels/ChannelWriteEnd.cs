@@ -6,7 +6,7 @@ using CspNet.Alternation;
 namespace CspNet.Internal;
 
 /// <summary>The writing end of a channel for one process; as an output guard it writes the value last offered, once.</summary>
-internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut<T>
+internal sealed class ChannelWriteEnd<T>(CspChannel<T> channel) : AltingChannelOut<T>
 {
     private SelectionWaiter<T>? _node;
     private EndBinding _binding;
@@ -30,18 +30,18 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
         return this;
     }
 
-    public override void Write(T value) => core.Write(value);
+    public override void Write(T value) => channel.WriteDirect(value);
 
-    public override ValueTask WriteAsync(T value, CancellationToken cancellationToken = default) => core.WriteAsync(value, cancellationToken);
+    public override ValueTask WriteAsync(T value, CancellationToken cancellationToken = default) => channel.WriteDirectAsync(value, cancellationToken);
 
-    public override void Poison() => core.Poison();
+    public override void Poison() => channel.PoisonDirect();
 
     /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
         if (!_binding.TryBindLocked(selection))
         {
-            ThrowHelper.ThrowEndInOtherSelection(core.Kind);
+            ThrowHelper.ThrowEndInOtherSelection(channel.Kind);
         }
     }
 
@@ -49,18 +49,18 @@ internal sealed class ChannelWriteEnd<T>(ChannelCore<T> core) : AltingChannelOut
     {
         if (!_hasOffer)
         {
-            ThrowHelper.ThrowNoOffer(core.Kind);
+            ThrowHelper.ThrowNoOffer(channel.Kind);
         }
 
         Failure = null;
         return true;
     }
 
-    protected internal override bool TryCommit(GuardSite site) => core.TryCommitOutput(this, ((GuardSlot)site).Core, _value!);
+    protected internal override bool TryCommit(GuardSite site) => channel.TryCommitOutput(this, ((GuardSlot)site).Core, _value!);
 
-    protected internal override void Enable(GuardSite site) => core.EnableOutput(this, site, ((GuardSlot)site).Core, _value!);
+    protected internal override void Enable(GuardSite site) => channel.EnableOutput(this, site, ((GuardSlot)site).Core, _value!);
 
-    protected internal override void Disable(GuardSite site) => core.DisableOutput(this, ((GuardSlot)site).Core);
+    protected internal override void Disable(GuardSite site) => channel.DisableOutput(this, ((GuardSlot)site).Core);
 
     protected internal override void Confirm(GuardSite site)
     {

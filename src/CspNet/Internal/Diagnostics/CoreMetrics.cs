@@ -35,11 +35,12 @@ internal static class CoreMetrics
         "cspnet.channel.poisoned", "{channel}", "Channels poisoned, by channel kind.");
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void CountCommunication(string channelKind)
+    internal static void CountCommunication(ChannelShape shape)
     {
+        // The kind's name is looked up only while someone listens.
         if (Communications.Enabled)
         {
-            AddCommunication(channelKind);
+            AddCommunication(shape.ClassName());
         }
     }
 

@@ -31,7 +31,8 @@ internal abstract class Waiter<T>
     /// <summary>Exception to surface instead of a value (poison).</summary>
     internal Exception? Error;
 
-    // Intrusive doubly linked queue links: removal of a cancelled waiter is O(1).
+    // Intrusive doubly linked queue links: removal of a cancelled waiter is O(1). The head's
+    // Previous is the queue's tail (see WaiterQueue), so the queue stores its head only.
     internal Waiter<T>? Next;
     internal Waiter<T>? Previous;
     internal bool IsQueued;

@@ -17,8 +17,10 @@ namespace CspNet.Internal;
 /// </remarks>
 internal struct WaiterQueue<T>
 {
+    // Only the head is stored: the head's Previous link points at the tail (every other waiter's
+    // at its predecessor). A channel holds two queues and a program may hold millions of channels,
+    // so a tail field would cost 16 bytes a channel for a link the head has free.
     private Waiter<T>? _head;
-    private Waiter<T>? _tail;
 
     internal readonly bool IsEmpty => _head is null;
 
@@ -47,17 +49,17 @@ internal struct WaiterQueue<T>
         waiter.IsQueued = true;
         waiter.IsReader = isReader;
         waiter.Next = null;
-        waiter.Previous = _tail;
-        if (_tail is null)
+        if (_head is not { } head)
         {
+            waiter.Previous = waiter;
             Volatile.Write(ref _head, waiter);
-        }
-        else
-        {
-            _tail.Next = waiter;
+            return;
         }
 
-        _tail = waiter;
+        Waiter<T> tail = head.Previous!;
+        tail.Next = waiter;
+        waiter.Previous = tail;
+        head.Previous = waiter;
     }
 
     /// <summary>Queues <paramref name="waiter"/> first in line: a released hold gives its writer back its place.</summary>
@@ -66,15 +68,17 @@ internal struct WaiterQueue<T>
         Debug.Assert(!waiter.IsQueued, "A waiter is queued at most once.");
         waiter.IsQueued = true;
         waiter.IsReader = isReader;
-        waiter.Previous = null;
-        waiter.Next = _head;
-        if (_head is null)
+        if (_head is not { } head)
         {
-            _tail = waiter;
+            waiter.Next = null;
+            waiter.Previous = waiter;
         }
         else
         {
-            _head.Previous = waiter;
+            // The new head takes over the link to the tail.
+            waiter.Next = head;
+            waiter.Previous = head.Previous;
+            head.Previous = waiter;
         }
 
         Volatile.Write(ref _head, waiter);
@@ -234,22 +238,30 @@ internal struct WaiterQueue<T>
             return;
         }
 
-        if (waiter.Previous is null)
+        Waiter<T> head = _head!;
+        Waiter<T>? next = waiter.Next;
+        if (waiter == head)
         {
-            Volatile.Write(ref _head, waiter.Next);
-        }
-        else
-        {
-            waiter.Previous.Next = waiter.Next;
-        }
+            if (next is not null)
+            {
+                // The next waiter becomes the head and inherits the link to the tail.
+                next.Previous = waiter.Previous;
+            }
 
-        if (waiter.Next is null)
-        {
-            _tail = waiter.Previous;
+            Volatile.Write(ref _head, next);
         }
         else
         {
-            waiter.Next.Previous = waiter.Previous;
+            Waiter<T> previous = waiter.Previous!;
+            previous.Next = next;
+            if (next is null)
+            {
+                head.Previous = previous; // The tail left: its predecessor is the new tail.
+            }
+            else
+            {
+                next.Previous = previous;
+            }
         }
 
         waiter.Next = null;

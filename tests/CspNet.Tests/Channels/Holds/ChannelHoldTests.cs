@@ -3,7 +3,7 @@ using CspNet.Internal;
 namespace CspNet.Tests.Channels.Holds;
 
 /// <summary>
-/// Holds (<c>ChannelCore.TryHold/HoldAsync/Commit/Release</c>): a value set aside for a remote
+/// Holds (<c>CspChannel.TryHold/HoldAsync/Commit/Release</c>): a value set aside for a remote
 /// selecting reader. A held writer stays blocked until the commit; a release puts everything back
 /// exactly as it was, first in line.
 /// </summary>
@@ -15,17 +15,17 @@ public class ChannelHoldTests
         var channel = new Any2AnyChannel<int>();
         Task write = channel.WriteAsync(7).AsTask();
 
-        ChannelHold<int>? hold = channel.Core.TryHold();
+        ChannelHold<int>? hold = channel.TryHold();
 
         Assert.NotNull(hold);
         Assert.Equal(7, hold.Item);
         Assert.True(hold.FromWriter);
         Assert.False(write.IsCompleted);
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
 
-        ChannelCore<int>.Commit(hold);
+        CspChannel<int>.Commit(hold);
         await write;
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
     }
 
     [Fact(Timeout = 20_000)]
@@ -34,9 +34,9 @@ public class ChannelHoldTests
         var channel = new Any2AnyChannel<int>();
         Task first = channel.WriteAsync(1).AsTask();
         Task second = channel.WriteAsync(2).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         Assert.False(first.IsCompleted);
         Assert.Equal(1, await channel.ReadAsync());
@@ -51,11 +51,11 @@ public class ChannelHoldTests
     {
         var channel = new One2AnyChannel<int>();
         Task write = channel.WriteAsync(5).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
         Task<int> read = channel.CreateIn().ReadAsync().AsTask();
         Assert.False(read.IsCompleted);
 
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         Assert.Equal(5, await read);
         await write;
@@ -66,13 +66,13 @@ public class ChannelHoldTests
     {
         var channel = new One2AnyChannel<int>();
         Task write = channel.WriteAsync(9).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
         AltingChannelIn<int> input = channel.CreateIn();
         var alt = new Alternative(input);
         Task<int> select = alt.PriSelectAsync().AsTask();
         Assert.False(select.IsCompleted);
 
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         Assert.Equal(0, await select);
         Assert.Equal(9, await input.ReadAsync());
@@ -89,12 +89,12 @@ public class ChannelHoldTests
         }
 
         Task fourth = channel.WriteAsync(4).AsTask(); // parks: the buffer is full
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
         Assert.Equal(1, hold.Item);
         Assert.False(hold.FromWriter);
         await fourth; // the freed slot took it, as after a read
 
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         for (int i = 1; i <= 4; i++)
         {
@@ -111,13 +111,13 @@ public class ChannelHoldTests
             await channel.WriteAsync(i);
         }
 
-        ChannelHold<int> first = channel.Core.TryHold()!;
-        ChannelHold<int> second = channel.Core.TryHold()!;
-        channel.Core.Release(second);
-        ChannelHold<int> again = channel.Core.TryHold()!;
+        ChannelHold<int> first = channel.TryHold()!;
+        ChannelHold<int> second = channel.TryHold()!;
+        channel.Release(second);
+        ChannelHold<int> again = channel.TryHold()!;
         Assert.Equal(2, again.Item);
-        channel.Core.Release(first);
-        channel.Core.Release(again);
+        channel.Release(first);
+        channel.Release(again);
 
         for (int i = 1; i <= 4; i++)
         {
@@ -131,10 +131,10 @@ public class ChannelHoldTests
         var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
         await channel.WriteAsync(1);
         await channel.WriteAsync(2);
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
         await channel.WriteAsync(3); // into the slot the hold freed
         Task fourth = channel.WriteAsync(4).AsTask(); // parks: the buffer is full
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         // Taking the released item frees no room in the buffer, but the parked writer moves in
         // behind it as a read would have it, and completes.
@@ -145,7 +145,7 @@ public class ChannelHoldTests
             Assert.Equal(i, await channel.ReadAsync());
         }
 
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
     }
 
     [Fact(Timeout = 20_000)]
@@ -155,17 +155,17 @@ public class ChannelHoldTests
         await channel.WriteAsync(1);
         await channel.WriteAsync(2);
 
-        ChannelCore<int>.Commit(channel.Core.TryHold()!);
+        CspChannel<int>.Commit(channel.TryHold()!);
 
         Assert.Equal(2, await channel.ReadAsync());
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
     }
 
     [Fact(Timeout = 20_000)]
     public async Task HoldAsync_NothingThere_HoldsTheNextWriterWithoutCompletingIt()
     {
         var channel = new Any2AnyChannel<int>();
-        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(CancellationToken.None).AsTask();
+        Task<ChannelHold<int>> holding = channel.HoldAsync(CancellationToken.None).AsTask();
         Assert.False(holding.IsCompleted);
 
         Task write = channel.WriteAsync(3).AsTask();
@@ -173,7 +173,7 @@ public class ChannelHoldTests
 
         Assert.Equal(3, hold.Item);
         Assert.False(write.IsCompleted);
-        ChannelCore<int>.Commit(hold);
+        CspChannel<int>.Commit(hold);
         await write;
     }
 
@@ -182,7 +182,7 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>();
         Task<int> read = channel.ReadAsync().AsTask();
-        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(CancellationToken.None).AsTask();
+        Task<ChannelHold<int>> holding = channel.HoldAsync(CancellationToken.None).AsTask();
 
         await channel.WriteAsync(1); // to the reader ahead
         Assert.Equal(1, await read);
@@ -190,7 +190,7 @@ public class ChannelHoldTests
 
         ChannelHold<int> hold = await holding;
         Assert.Equal(2, hold.Item);
-        ChannelCore<int>.Commit(hold);
+        CspChannel<int>.Commit(hold);
         await write;
     }
 
@@ -199,7 +199,7 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>();
         using var cancellation = new CancellationTokenSource();
-        Task<ChannelHold<int>> holding = channel.Core.HoldAsync(cancellation.Token).AsTask();
+        Task<ChannelHold<int>> holding = channel.HoldAsync(cancellation.Token).AsTask();
 
         await cancellation.CancelAsync();
 
@@ -213,7 +213,7 @@ public class ChannelHoldTests
     public async Task WhenHoldableAsync_WriterParks_CompletesAndTakesNothing()
     {
         var channel = new One2AnyChannel<int>();
-        Task watch = channel.Core.WhenHoldableAsync(CancellationToken.None).AsTask();
+        Task watch = channel.WhenHoldableAsync(CancellationToken.None).AsTask();
         Assert.False(watch.IsCompleted);
 
         Task write = channel.WriteAsync(8).AsTask();
@@ -228,12 +228,12 @@ public class ChannelHoldTests
     public async Task WhenHoldableAsync_Poisoned_Completes()
     {
         var channel = new Any2AnyChannel<int>();
-        Task watch = channel.Core.WhenHoldableAsync(CancellationToken.None).AsTask();
+        Task watch = channel.WhenHoldableAsync(CancellationToken.None).AsTask();
 
         channel.Poison();
 
         await watch;
-        Assert.Throws<PoisonException>(() => channel.Core.TryHold());
+        Assert.Throws<PoisonException>(() => channel.TryHold());
     }
 
     [Fact(Timeout = 20_000)]
@@ -241,12 +241,12 @@ public class ChannelHoldTests
     {
         var channel = new One2AnyChannel<int>();
         using var cancellation = new CancellationTokenSource();
-        Task watch = channel.Core.WhenHoldableAsync(cancellation.Token).AsTask();
+        Task watch = channel.WhenHoldableAsync(cancellation.Token).AsTask();
 
         await cancellation.CancelAsync();
 
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => watch);
-        Assert.Contains("0 readers", channel.Core.DebuggerDisplay, StringComparison.Ordinal);
+        Assert.Contains("0 readers", channel.DebuggerDisplay, StringComparison.Ordinal);
     }
 
     [Fact(Timeout = 20_000)]
@@ -254,11 +254,11 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>();
         Task write = channel.WriteAsync(1).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
         channel.Poison();
         Assert.False(write.IsCompleted);
-        ChannelCore<int>.Commit(hold);
+        CspChannel<int>.Commit(hold);
 
         await write;
     }
@@ -268,10 +268,10 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>();
         Task write = channel.WriteAsync(1).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
         channel.Poison();
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         await Assert.ThrowsAsync<PoisonException>(() => write);
     }
@@ -281,10 +281,10 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(2));
         await channel.WriteAsync(1);
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
         channel.Poison();
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         Assert.Equal(1, await channel.ReadAsync());
         await Assert.ThrowsAsync<PoisonException>(() => channel.ReadAsync().AsTask());
@@ -296,15 +296,15 @@ public class ChannelHoldTests
         var channel = new Any2AnyChannel<int>();
         using var cancellation = new CancellationTokenSource();
         Task write = channel.WriteAsync(1, cancellation.Token).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
         await cancellation.CancelAsync();
         Assert.False(write.IsCompleted); // held: its cancellation waits for the hold's outcome
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         var cancelled = await Assert.ThrowsAnyAsync<OperationCanceledException>(() => write);
         Assert.Equal(cancellation.Token, cancelled.CancellationToken);
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
     }
 
     [Fact(Timeout = 20_000)]
@@ -313,10 +313,10 @@ public class ChannelHoldTests
         var channel = new Any2AnyChannel<int>();
         using var cancellation = new CancellationTokenSource();
         Task write = channel.WriteAsync(1, cancellation.Token).AsTask();
-        ChannelHold<int> hold = channel.Core.TryHold()!;
+        ChannelHold<int> hold = channel.TryHold()!;
 
         await cancellation.CancelAsync();
-        ChannelCore<int>.Commit(hold);
+        CspChannel<int>.Commit(hold);
 
         await write; // the value was taken: the write happened, as when a reader wins the race
     }
@@ -326,13 +326,13 @@ public class ChannelHoldTests
     {
         var channel = new Any2AnyChannel<int>();
         var writer = ThreadParty.Start(() => channel.Write(1));
-        ChannelHold<int> hold = await channel.Core.HoldAsync(CancellationToken.None);
+        ChannelHold<int> hold = await channel.HoldAsync(CancellationToken.None);
 
         writer.Interrupt();
-        channel.Core.Release(hold);
+        channel.Release(hold);
 
         await Assert.ThrowsAsync<ThreadInterruptedException>(() => writer.Completion);
-        Assert.Null(channel.Core.TryHold());
+        Assert.Null(channel.TryHold());
     }
 
     [Theory(Timeout = 60_000)]
@@ -371,7 +371,7 @@ public class ChannelHoldTests
                 ChannelHold<int> hold;
                 try
                 {
-                    hold = await channel.Core.HoldAsync(CancellationToken.None);
+                    hold = await channel.HoldAsync(CancellationToken.None);
                 }
                 catch (PoisonException)
                 {
@@ -380,13 +380,13 @@ public class ChannelHoldTests
 
                 if (random.Next(2) == 0)
                 {
-                    channel.Core.Release(hold);
+                    channel.Release(hold);
                 }
                 else
                 {
                     Assert.True(hold.Item > last, "One reader takes one writer's values in order.");
                     last = hold.Item;
-                    ChannelCore<int>.Commit(hold);
+                    CspChannel<int>.Commit(hold);
                     See(hold.Item);
                 }
             }

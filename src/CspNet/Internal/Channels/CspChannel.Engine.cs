@@ -1,80 +1,75 @@
-using CspNet.Internal.Processes;
 using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
+using CspNet.Internal;
+using CspNet.Internal.Processes;
 
-namespace CspNet.Internal;
+namespace CspNet;
 
-/// <summary>
-/// The engine behind every channel kind: one lock, an optional buffer, and one queue each of
-/// parked readers and parked writers. Thread processes, async processes and alternations park in
-/// the same queues, so a blocking writer pairs with an async reader or a selecting process alike.
-/// </summary>
-/// <remarks>
-/// <para>
-/// All state changes happen under <see cref="_lock"/>, in one critical section per direction
-/// (<see cref="TryReadLocked"/>, <see cref="TryWriteLocked"/>) that every blocking and async operation
-/// goes through. Waking a partner always happens after the lock is released: a woken thread would
-/// otherwise run straight into the lock we hold.
-/// </para>
-/// <para>
-/// User code (a custom <see cref="IBuffer{T}"/>) runs under the lock. If it throws, the state stays
-/// consistent: nothing was claimed before the call, or the claimed partner is woken with the
-/// exception, so no party is left parked and the channel stays usable.
-/// </para>
-/// </remarks>
-[DebuggerDisplay("{DebuggerDisplay,nq}")]
-internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
+// The engine behind every channel kind, folded into the channel object itself: one lock (the
+// channel, see CspChannel's remarks), an optional buffer, and one queue each of parked readers and
+// parked writers. Thread processes, async processes and alternations park in the same queues, so
+// a blocking writer pairs with an async reader or a selecting process alike.
+//
+// Why one object: a program may hold millions of channels (JVMCSP's live-process table). A
+// separate engine object, its Lock and a kind-name string cost 104 more bytes a channel than the
+// fields below (80 bytes a One2OneChannel<int>, down from 184). Every engine member is internal
+// or private, so the public surface is the one of CspChannel.cs.
+//
+// All state changes happen under the lock, in one critical section per direction
+// (TryReadLocked, TryWriteLocked) that every blocking and async operation goes through. Waking a
+// partner always happens after the lock is released: a woken thread would otherwise run straight
+// into the lock we hold.
+//
+// User code (a custom IBuffer<T>) runs under the lock. If it throws, the state stays consistent:
+// nothing was claimed before the call, or the claimed partner is woken with the exception, so no
+// party is left parked and the channel stays usable.
+public abstract partial class CspChannel<T> : IWaiterOwner<T>
 {
-    private readonly Lock _lock = new();
     // Not readonly: the first hold released to a buffered channel wraps it in a FrontSlotBuffer.
     private IBuffer<T>? _buffer;
-    private readonly bool _singleReader;
-    private readonly bool _singleWriter;
-    private readonly string _kindName; // e.g. "One2OneChannel": a literal, shared by every channel of the kind
 
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
-    private bool _poisoned;
-
-    // Mirror of _buffer.Count, written under the lock and read without it as a readiness hint.
-    private int _buffered;
-
-    // Buffer slots reserved for values still on their way (see ChannelCore.Reservations.cs): they
-    // count as full, so the buffer never holds more than its capacity.
-    private int _reserved;
 
     // One recycled async waiter per direction covers the common case of one outstanding
     // operation per end without allocating; concurrent operations on Any ends allocate.
     private AsyncWaiter<T>? _cachedReader;
     private AsyncWaiter<T>? _cachedWriter;
 
-    internal ChannelCore(IBuffer<T>? buffer, ChannelShape shape)
-    {
-        _buffer = buffer;
-        _singleReader = shape.HasSingleReader();
-        _singleWriter = shape.HasSingleWriter();
-        _kindName = shape.ClassName();
-    }
+    // Buffer slots reserved for values still on their way (see CspChannel.Reservations.cs): they
+    // count as full, so the buffer never holds more than its capacity.
+    private int _reserved;
+
+    // A byte, not the kind's name: the name is composed only when a message or a metric needs it.
+    private readonly ChannelShape _shape;
+    private bool _poisoned;
+
+    // Whether the buffer holds anything: written under the lock and read without it as a
+    // readiness hint. A flag rather than a copy of the count keeps the scalars in one 8-byte word.
+    private bool _hasBuffered;
+
+    private bool SingleReader => _shape.HasSingleReader();
+
+    private bool SingleWriter => _shape.HasSingleWriter();
 
     // Composed only when an exception needs it: a per-channel name string would cost every
     // channel (and a program may hold millions) some 60 bytes.
-    internal string Kind => $"{_kindName}<{typeof(T).Name}>";
-
-    internal bool IsPoisoned => Volatile.Read(ref _poisoned);
+    internal string Kind => $"{_shape.ClassName()}<{typeof(T).Name}>";
 
     /// <summary>
     /// Lock-free hint that a read could succeed now. A stale "no" is harmless: a selection that skips
     /// the guard on it checks again under the lock before it waits.
     /// </summary>
-    internal bool MaybeReadable => Volatile.Read(ref _poisoned) || _writers.HeadHint is not null || Volatile.Read(ref _buffered) > 0;
+    internal bool MaybeReadable => Volatile.Read(ref _poisoned) || _writers.HeadHint is not null || Volatile.Read(ref _hasBuffered);
 
     // ---- reads and writes ---------------------------------------------------------------------
 
-    internal T Read()
+    /// <summary>A read that ignores the hand-over slot of <see cref="In"/> (see <see cref="Read"/>).</summary>
+    internal T ReadDirect()
     {
         // Checked on every call, not only when it would park: a misuse must not depend on timing.
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
@@ -91,7 +86,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         return item;
     }
 
-    internal void Write(T item)
+    internal void WriteDirect(T item)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
         if (TryWriteLocked(item, Park.Thread, null, out Waiter<T>? partner, out Waiter<T>? parked))
@@ -105,7 +100,8 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     }
 
 #pragma warning disable CA1031 // Exceptions are not swallowed: they fault the returned ValueTask, as an async method would.
-    internal ValueTask<T> ReadAsync(CancellationToken cancellationToken)
+    /// <summary>An async read that ignores the hand-over slot of <see cref="In"/>.</summary>
+    internal ValueTask<T> ReadDirectAsync(CancellationToken cancellationToken)
     {
         // The path for a token that can be cancelled is a separate method: kept here, its second
         // critical section and registration made this method too large for the JIT to inline the
@@ -174,7 +170,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         }
     }
 
-    internal ValueTask WriteAsync(T item, CancellationToken cancellationToken)
+    internal ValueTask WriteDirectAsync(T item, CancellationToken cancellationToken)
     {
         // As ReadAsync: the cancellable path apart keeps this one small enough to inline into.
         if (cancellationToken.CanBeCanceled)
@@ -265,7 +261,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     private bool TryReadLocked(Park park, AsyncWaiter<T>? prepared, out T item, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             if (TryTakeLocked(self: null, plainOnly: false, out item, out partner))
@@ -288,7 +284,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     private bool TryWriteLocked(T item, Park park, AsyncWaiter<T>? prepared, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             if (_poisoned)
@@ -343,11 +339,11 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     /// write. Reads still drain items already in the buffer (their writers were told the write
     /// succeeded), then fail.
     /// </summary>
-    internal void Poison()
+    internal void PoisonDirect()
     {
         Waiter<T>? readers;
         Waiter<T>? writers;
-        lock (_lock)
+        lock (this)
         {
             if (_poisoned)
             {
@@ -365,7 +361,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         WakeAll(readers);
         WakeAll(writers);
         SignalPoisonWatch();
-        CoreMetrics.CountPoisoned(_kindName);
+        CoreMetrics.CountPoisoned(_shape.ClassName());
     }
 
     /// <summary>
@@ -378,7 +374,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         // Kept beside the channel, not in it: a field would cost every channel (and a program may
         // hold millions) for a case only named channels have.
         PoisonReasons.AddOrUpdate(this, reason);
-        Poison();
+        PoisonDirect();
     }
 
     private static readonly ConditionalWeakTable<object, Func<PoisonException>> PoisonReasons = new();
@@ -408,10 +404,10 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
 
     // ---- cancellation and waiter reuse ----------------------------------------------------------
 
-    /// <inheritdoc />
-    public bool TryCancel(Waiter<T> waiter)
+    // Explicit: the interface is internal, and its members must not join the public surface.
+    bool IWaiterOwner<T>.TryCancel(Waiter<T> waiter)
     {
-        lock (_lock)
+        lock (this)
         {
             bool cancelled = waiter.IsReader ? _readers.TryCancel(waiter, out _) : _writers.TryCancel(waiter, out _);
             AssertInvariants();
@@ -419,8 +415,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         }
     }
 
-    /// <inheritdoc />
-    public void ReturnWaiter(AsyncWaiter<T> waiter)
+    void IWaiterOwner<T>.ReturnWaiter(AsyncWaiter<T> waiter)
     {
         if (waiter.IsReader)
         {
@@ -452,7 +447,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         if (_buffer is { } buffer && buffer.Count > 0)
         {
             item = buffer.Take();
-            _buffered = buffer.Count;
+            _hasBuffered = buffer.Count > 0;
 
             // A slot is free now: move one parked writer's item in, which completes its write.
             // The reader already has its item, so once claimed here, the writer must be woken
@@ -463,7 +458,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
                 RefillLocked(buffer, partner);
             }
 
-            CoreMetrics.CountCommunication(_kindName);
+            CoreMetrics.CountCommunication(_shape);
             return true;
         }
 
@@ -472,7 +467,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         {
             item = partner.Item!;
             partner.Item = default;
-            CoreMetrics.CountCommunication(_kindName);
+            CoreMetrics.CountCommunication(_shape);
             return true;
         }
 
@@ -486,7 +481,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         try
         {
             buffer.Put(writer.Item!);
-            _buffered = buffer.Count;
+            _hasBuffered = buffer.Count > 0;
         }
         catch (Exception e)
         {
@@ -506,14 +501,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         if (partner is not null)
         {
             partner.Item = item;
-            CoreMetrics.CountCommunication(_kindName);
+            CoreMetrics.CountCommunication(_shape);
             return true;
         }
 
         if (_buffer is { } buffer && !IsFullLocked(buffer))
         {
             buffer.Put(item);
-            _buffered = buffer.Count;
+            _hasBuffered = buffer.Count > 0;
             return true;
         }
 
@@ -532,14 +527,14 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         // A One end has exactly one process on it; a second party parked beside the first
         // means the program shares an end it should not. Say so rather than misbehave. (A
         // reservation's watcher among the writers is no party: checked only when something is there.)
-        if (isReader ? _singleReader && _readers.HasOtherThan(self) : _singleWriter && _writers.HasOtherThan(self) && _writers.HasPartyOtherThan(self))
+        if (isReader ? SingleReader && _readers.HasOtherThan(self) : SingleWriter && _writers.HasOtherThan(self) && _writers.HasPartyOtherThan(self))
         {
             ThrowHelper.ThrowSharedOneEnd(Kind, isReader);
         }
     }
 
     [Conditional("DEBUG")]
-    private void AssertLockHeld() => Debug.Assert(_lock.IsHeldByCurrentThread, "Methods named *Locked run under the channel lock.");
+    private void AssertLockHeld() => Debug.Assert(Monitor.IsEntered(this), "Methods named *Locked run under the channel lock.");
 
     /// <summary>
     /// Checks the channel's state (DEBUG builds, under the lock). Plain parties are never parked on
@@ -556,7 +551,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
         Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
         Debug.Assert(!plainWriters || _buffer is null || IsFullLocked(_buffer), "Writers park only on a full buffer.");
         Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
-        Debug.Assert(_buffer is null || _buffered == _buffer.Count, "The buffered-count hint matches the buffer.");
+        Debug.Assert(_buffer is null || _hasBuffered == (_buffer.Count > 0), "The buffered hint matches the buffer.");
         AssertReservations();
     }
 
@@ -564,7 +559,7 @@ internal sealed partial class ChannelCore<T> : IWaiterOwner<T>
     {
         get
         {
-            lock (_lock)
+            lock (this)
             {
                 return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered, {_reserved} reserved")}, " +
                     $"{_readers.Count} readers and {_writers.Count} writers waiting{(_poisoned ? ", poisoned" : "")}";

@@ -1,25 +1,22 @@
 using System;
 using CspNet.Alternation;
+using CspNet.Internal;
 
-namespace CspNet.Internal;
+namespace CspNet;
 
-/// <summary>The guard contract of a channel's ends: what <see cref="ChannelReadEnd{T}"/> and <see cref="ChannelWriteEnd{T}"/> delegate to.</summary>
-/// <remarks>
-/// <para>
-/// Scan (<c>TryCommit*</c>): the selecting alternation has nothing parked, so nobody can commit it
-/// meanwhile; it may take a value from, or give one to, any parked partner, including another
-/// alternation's parked waiter, whose claim commits that alternation.
-/// </para>
-/// <para>
-/// Enable: the alternation may already be claimed through a waiter it parked on another channel.
-/// Committing now takes two things at once: its own state and the partner. It claims itself first
-/// and then pairs only with a partner that cannot refuse (a plain waiter, the buffer). Where the
-/// only partners are other alternations' waiters, it parks its own waiter and signals them: each
-/// wakes, withdraws and pairs in its next scan. This is why a write wakes at most the alternations
-/// that can take it, and only one of them commits.
-/// </para>
-/// </remarks>
-internal sealed partial class ChannelCore<T>
+// The guard contract of a channel's ends: what ChannelReadEnd{T} and ChannelWriteEnd{T} delegate to.
+//
+// Scan (TryCommit*): the selecting alternation has nothing parked, so nobody can commit it
+// meanwhile; it may take a value from, or give one to, any parked partner, including another
+// alternation's parked waiter, whose claim commits that alternation.
+//
+// Enable: the alternation may already be claimed through a waiter it parked on another channel.
+// Committing now takes two things at once: its own state and the partner. It claims itself first
+// and then pairs only with a partner that cannot refuse (a plain waiter, the buffer). Where the
+// only partners are other alternations' waiters, it parks its own waiter and signals them: each
+// wakes, withdraws and pairs in its next scan. This is why a write wakes at most the alternations
+// that can take it, and only one of them commits.
+public abstract partial class CspChannel<T>
 {
     /// <summary>Scan phase of an input guard: take a value into the end's hand-over slot.</summary>
     internal bool TryCommitInput(ChannelReadEnd<T> end, AlternativeCore selection)
@@ -38,7 +35,7 @@ internal sealed partial class ChannelCore<T>
         }
 
         Waiter<T>? partner;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             end.BindLocked(selection);
@@ -72,7 +69,7 @@ internal sealed partial class ChannelCore<T>
     {
         ref HeldValue<T> held = ref end.Slot;
         Waiter<T>? partner = null;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             end.BindLocked(selection);
@@ -149,7 +146,7 @@ internal sealed partial class ChannelCore<T>
     internal bool TryCommitOutput(ChannelWriteEnd<T> end, AlternativeCore selection, T value)
     {
         Waiter<T>? partner;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             end.BindLocked(selection);
@@ -175,11 +172,11 @@ internal sealed partial class ChannelCore<T>
     internal void EnableOutput(ChannelWriteEnd<T> end, GuardSite site, AlternativeCore selection, T value)
     {
         Waiter<T>? partner = null;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             end.BindLocked(selection);
-            if (_singleWriter && _writers.HasOtherThan(selection) && _writers.HasPartyOtherThan(selection))
+            if (SingleWriter && _writers.HasOtherThan(selection) && _writers.HasPartyOtherThan(selection))
             {
                 ThrowHelper.ThrowSharedOneEnd(Kind, isReader: false);
             }
@@ -267,7 +264,7 @@ internal sealed partial class ChannelCore<T>
             return false;
         }
 
-        lock (_lock)
+        lock (this)
         {
             if (node.IsReader)
             {

@@ -3,29 +3,24 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Internal;
 
-namespace CspNet.Internal;
+namespace CspNet;
 
-/// <summary>
-/// Reservations: buffer slots set aside for values that are still on their way, so that a writer
-/// in another program can stream values without a round trip each (the write credits of
-/// docs/DISTRIBUTED.md). Used only by the distributed layer.
-/// </summary>
-/// <remarks>
-/// <para>
-/// A reserved slot counts as full: local writers see the buffer full when
-/// <c>Count + reserved &gt;= capacity</c>, so the buffer never holds more than its declared
-/// capacity, whoever writes. <see cref="PutReserved"/> turns a reservation into a buffered value
-/// (it never blocks: the slot is there); <see cref="ReleaseReservations"/> gives unused ones back,
-/// which moves writers parked meanwhile into the room.
-/// </para>
-/// <para>
-/// Only buffers that know their capacity (<see cref="IReservableBuffer"/>) take reservations; a
-/// buffer that never makes writers wait grants any number, and never fills up with them. All of it
-/// runs under the channel's one lock, and partners are woken after it, as everywhere in the core.
-/// </para>
-/// </remarks>
-internal sealed partial class ChannelCore<T>
+// Reservations: buffer slots set aside for values that are still on their way, so that a writer
+// in another program can stream values without a round trip each (the write credits of
+// docs/DISTRIBUTED.md). Used only by the distributed layer.
+//
+// A reserved slot counts as full: local writers see the buffer full when
+// Count + reserved &gt;= capacity, so the buffer never holds more than its declared
+// capacity, whoever writes. PutReserved turns a reservation into a buffered value
+// (it never blocks: the slot is there); ReleaseReservations gives unused ones back,
+// which moves writers parked meanwhile into the room.
+//
+// Only buffers that know their capacity (IReservableBuffer) take reservations; a
+// buffer that never makes writers wait grants any number, and never fills up with them. All of it
+// runs under the channel's one lock, and partners are woken after it, as everywhere in the core.
+public abstract partial class CspChannel<T>
 {
     /// <summary>
     /// How many values the buffer holds before writers wait, as reservations see it: 0 if nothing
@@ -36,7 +31,7 @@ internal sealed partial class ChannelCore<T>
     {
         get
         {
-            lock (_lock)
+            lock (this)
             {
                 return ReservableCapacityLocked();
             }
@@ -51,7 +46,7 @@ internal sealed partial class ChannelCore<T>
     {
         get
         {
-            lock (_lock)
+            lock (this)
             {
                 return _reserved;
             }
@@ -66,7 +61,7 @@ internal sealed partial class ChannelCore<T>
     internal int TryReserve(int max)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(max);
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             if (_poisoned || _buffer is not { } buffer)
@@ -90,7 +85,7 @@ internal sealed partial class ChannelCore<T>
     internal void PutReserved(T item)
     {
         Waiter<T>? reader;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             if (_reserved == 0)
@@ -112,7 +107,7 @@ internal sealed partial class ChannelCore<T>
                 // (a FrontSlotBuffer may look full for items given back in front of it; its Put
                 // keeps them in order all the same).
                 _buffer!.Put(item);
-                _buffered = _buffer.Count;
+                _hasBuffered = _buffer.Count > 0;
             }
 
             AssertInvariants();
@@ -133,7 +128,7 @@ internal sealed partial class ChannelCore<T>
         }
 
         Waiter<T>? woken = null;
-        lock (_lock)
+        lock (this)
         {
             AssertInvariants();
             if (count < 0 || count > _reserved)
@@ -166,7 +161,7 @@ internal sealed partial class ChannelCore<T>
     internal async ValueTask WhenReservableAsync(CancellationToken cancellationToken)
     {
         ReadinessWatcher<T> watcher;
-        lock (_lock)
+        lock (this)
         {
             if (_poisoned || _buffer is not { } buffer || !IsFullLocked(buffer))
             {
@@ -184,7 +179,7 @@ internal sealed partial class ChannelCore<T>
     /// <summary>Completes when the channel is poisoned (at once if it is).</summary>
     internal Task WhenPoisoned()
     {
-        lock (_lock)
+        lock (this)
         {
             // Created on demand beside the channel, as PoisonReasons is: few channels are watched.
             return _poisoned
