@@ -34,8 +34,11 @@ public sealed class CSPThreadPool : IDisposable
     private int _nextId;
     private bool _disposed;
 
-    /// <summary>Most threads woken for a start and not yet running at any time; further starts queue (see <see cref="Start"/>).</summary>
+    /// <summary>Most threads woken for a start and not yet running at any time (see <see cref="Start"/>).</summary>
     internal const int MaxWaking = 32;
+
+    /// <summary>Threads a starting caller wakes itself; the threads it wakes wake the others.</summary>
+    private static readonly int StarterWakes = Math.Min(Environment.ProcessorCount, MaxWaking);
 
     /// <summary>Creates a pool whose threads get the runtime's default stack size.</summary>
     public CSPThreadPool()
@@ -158,29 +161,34 @@ public sealed class CSPThreadPool : IDisposable
     /// </summary>
     /// <remarks>
     /// Waking a parked thread costs the waker a kernel call and, on a busy machine, a wait for a
-    /// core; a parallel of 400 thread processes paid 400 of them in a row. So the caller wakes at
-    /// most <see cref="MaxWaking"/> threads; further starts wait in a queue, and every thread that
-    /// wakes for a start first hands the next queued start to another thread (so the wake-ups are
-    /// spread over the woken threads, and every queued start gets a thread of its own whatever the
-    /// running processes do), and a thread whose process ends takes the next queued start itself,
-    /// with no wake-up at all.
+    /// core; a parallel of 400 thread processes paid 400 of them in a row, and short processes
+    /// ended long before the last wake-up. So starts go into a queue, and the caller wakes at most
+    /// one thread per core (<see cref="StarterWakes"/>) itself. Every thread that wakes for a start
+    /// first hands up to two more queued starts to other threads (at most
+    /// <see cref="MaxWaking"/> on their way at once): the wake-ups are spread over the woken
+    /// threads, and every queued start gets a thread of its own whatever the running processes do,
+    /// so processes that wait for each other all run. And a thread whose process ends takes the
+    /// next queued start itself, with no wake-up at all: short processes run one after another on
+    /// the few threads that are awake.
     /// </remarks>
     /// <exception cref="ObjectDisposedException">The pool is disposed.</exception>
     internal void Start(Action work, Action ended, ThreadPriority priority)
     {
-        var start = new StartRequest(work, ended, priority);
         PooledThread? thread;
         int stackSize;
+        StartRequest start;
         lock (_lock)
         {
             ThrowIfDisposedLocked();
-            if (_waking >= MaxWaking)
+            _queued.Enqueue(new StartRequest(work, ended, priority));
+            if (_waking >= StarterWakes)
             {
-                // Enough threads are on their way already; each hands on one queued start.
-                _queued.Enqueue(start);
+                // Threads are on their way already: each hands on queued starts as it wakes, and
+                // each thread whose process ends takes the next one.
                 return;
             }
 
+            start = _queued.Dequeue();
             stackSize = SendThreadLocked(out thread);
         }
 
@@ -220,21 +228,38 @@ public sealed class CSPThreadPool : IDisposable
     /// </summary>
     private void CheckIn()
     {
-        PooledThread? next;
-        int stackSize;
-        StartRequest start;
+        PooledThread? first = null;
+        PooledThread? second = null;
+        int stackSize = 0;
+        StartRequest? firstStart = null;
+        StartRequest? secondStart = null;
         lock (_lock)
         {
             _waking--;
-            if (!_queued.TryDequeue(out start))
-            {
-                return;
-            }
 
-            stackSize = SendThreadLocked(out next);
+            // Two, so that a long queue of processes that block reaches MaxWaking threads on their
+            // way in a few rounds of wake-ups; none once the queue is empty.
+            if (_queued.TryDequeue(out StartRequest start))
+            {
+                firstStart = start;
+                stackSize = SendThreadLocked(out first);
+                if (_waking < MaxWaking && _queued.TryDequeue(out start))
+                {
+                    secondStart = start;
+                    SendThreadLocked(out second);
+                }
+            }
         }
 
-        Hand(next, stackSize, start);
+        if (firstStart is { } one)
+        {
+            Hand(first, stackSize, one);
+        }
+
+        if (secondStart is { } two)
+        {
+            Hand(second, stackSize, two);
+        }
     }
 
     /// <summary>
