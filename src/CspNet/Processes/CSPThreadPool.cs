@@ -224,7 +224,7 @@ public sealed class CSPThreadPool : IDisposable
 
     /// <summary>
     /// A thread woken (or created) for a start is running: it no longer counts as on its way, and
-    /// hands the next queued start, if any, to another thread before it runs its own.
+    /// hands up to two queued starts to other threads before it runs its own.
     /// </summary>
     private void CheckIn()
     {
