@@ -339,6 +339,53 @@ public class CSPThreadPoolTests
         Assert.Contains("Release", error.Message, StringComparison.Ordinal);
     }
 
+    // ---- Start queue ----
+
+    [Fact(Timeout = 60000)]
+    public async Task Start_MoreProcessesThanMaxWakingThatWaitForEachOther_EveryOneGetsAThread()
+    {
+        // No process ends before all have started, so queued starts cannot wait for an ending
+        // thread: the threads woken for earlier starts must hand every queued one on.
+        var pool = new CSPThreadPool();
+        int count = 3 * CSPThreadPool.MaxWaking;
+
+        Thread[] threads = await RunConcurrentlyAsync(pool, count);
+
+        Assert.Equal(count, threads.Distinct().Count());
+        Assert.Equal(count, pool.ThreadCount);
+        Assert.Equal(0, pool.BusyCount);
+        Assert.Equal(count, pool.IdleCount);
+        pool.Release();
+    }
+
+    [Fact(Timeout = 60000)]
+    public async Task Start_ManyShortProcessesOnWarmPool_EachRunsOnceAndEveryThreadEndsIdle()
+    {
+        var pool = new CSPThreadPool();
+        await RunConcurrentlyAsync(pool, CSPThreadPool.MaxWaking);
+        int count = 10 * CSPThreadPool.MaxWaking;
+        int[] runs = new int[count];
+        var parallel = new Parallel { ThreadPool = pool };
+        for (int i = 0; i < count; i++)
+        {
+            int index = i;
+            parallel.AddProcess(() => Interlocked.Increment(ref runs[index]));
+        }
+
+        for (int round = 0; round < 3; round++)
+        {
+            await parallel.RunAsync();
+        }
+
+        // Queued starts ran on threads the pool had (woken, or taking the next start as their
+        // process ended), or on new ones only while none was idle: never more than the run's width.
+        Assert.All(runs, r => Assert.Equal(3, r));
+        Assert.InRange(pool.ThreadCount, CSPThreadPool.MaxWaking, count);
+        Assert.Equal(0, pool.BusyCount);
+        Assert.Equal(pool.ThreadCount, pool.IdleCount);
+        pool.Release();
+    }
+
     // ---- Priority ----
 
     // On Linux the .NET 10 runtime only records the priority: Thread.Priority reads it back, but

@@ -3,17 +3,19 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
 /// <summary>The async driver of a selection: the owner holds no thread while it waits.</summary>
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The timer is disarmed after every wait, which takes it out of the runtime's timer queue; it then holds nothing that needs disposing.")]
-internal sealed partial class AlternativeCore
+internal sealed partial class AlternativeCore : IHandOff
 {
     private static readonly TimerCallback s_onTimer = static state => ((AlternativeCore)state!).OnTimer();
     private static readonly Action<object?> s_onCancel = static state => ((AlternativeCore)state!).OnCancel();
 
-    private ManualResetValueTaskSourceCore<bool> _asyncCore = new() { RunContinuationsAsynchronously = true };
+    // Its continuation goes to the hand-off (see HandOff): the owner runs next on the thread that woke it.
+    private ContinuationCore<bool> _asyncCore;
     private Timer? _timer;
     private bool _asyncMode;
 
@@ -240,5 +242,9 @@ internal sealed partial class AlternativeCore
     ValueTaskSourceStatus IValueTaskSource<bool>.GetStatus(short token) => _asyncCore.GetStatus(token);
 
     void IValueTaskSource<bool>.OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _asyncCore.OnCompleted(continuation, state, token, flags);
+        _asyncCore.OnCompleted(continuation, state, token, flags, this);
+
+    void IHandOff.InvokeContinuation() => _asyncCore.InvokeContinuation();
+
+    void IThreadPoolWorkItem.Execute() => HandOff.Run(this);
 }

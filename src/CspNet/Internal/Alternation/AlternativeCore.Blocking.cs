@@ -241,7 +241,7 @@ internal sealed partial class AlternativeCore
     {
         if (_asyncMode)
         {
-            _asyncCore.SetResult(true);
+            _asyncCore.SetResult(true, this);
         }
         else
         {

@@ -2,6 +2,7 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -10,16 +11,17 @@ namespace CspNet.Internal;
 /// <see cref="IValueTaskSource"/> (writes). While it is queued the process holds no thread.
 /// </summary>
 /// <remarks>
-/// Continuations always run asynchronously: the partner wakes this waiter after leaving the
-/// channel lock, and running the awaiting process inline on the partner's stack would let one
+/// The continuation never runs on the partner's stack: the partner wakes this waiter after
+/// leaving the channel lock, and running the awaiting process inline there would let one
 /// process's code run inside another's channel operation (unbounded stack depth, surprising
-/// re-entrancy).
+/// re-entrancy). It goes to <see cref="HandOff"/> instead, which runs it next on the partner's
+/// thread once the partner's current step is over (or on the thread pool).
 /// </remarks>
-internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTaskSource
+internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTaskSource, IHandOff
 {
     private static readonly Action<object?, CancellationToken> s_onCancel = OnCancel;
 
-    private ManualResetValueTaskSourceCore<T> _core = new() { RunContinuationsAsynchronously = true };
+    private ContinuationCore<T> _core;
     private readonly IWaiterOwner<T> _owner;
     private CancellationTokenRegistration _registration;
 
@@ -57,11 +59,11 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     {
         if (Error is { } error)
         {
-            _core.SetException(error);
+            _core.SetException(error, this);
         }
         else
         {
-            _core.SetResult(IsReader ? Item! : default!);
+            _core.SetResult(IsReader ? Item! : default!, this);
         }
     }
 
@@ -90,7 +92,7 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         {
             // The waiter is ours and unlinked: no partner can pair with it any more. Fail the
             // operation, outside the owner's lock. Nothing was delivered or taken.
-            waiter._core.SetException(new OperationCanceledException(cancellationToken));
+            waiter._core.SetException(new OperationCanceledException(cancellationToken), waiter);
         }
     }
 
@@ -124,7 +126,11 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
 
     /// <inheritdoc />
     public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags) =>
-        _core.OnCompleted(continuation, state, token, flags);
+        _core.OnCompleted(continuation, state, token, flags, this);
+
+    void IHandOff.InvokeContinuation() => _core.InvokeContinuation();
+
+    void IThreadPoolWorkItem.Execute() => HandOff.Run(this);
 
     private void Recycle()
     {
