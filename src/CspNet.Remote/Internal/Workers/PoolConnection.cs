@@ -84,7 +84,18 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         var connection = new PoolConnection(pool, channel, call, shipper, logger);
         try
         {
-            await call.RequestStream.WriteAsync(new Proto.ClientFrame { Reserve = new Proto.Reserve { Workers = wanted, Client = label } }, cancellationToken).ConfigureAwait(false);
+            try
+            {
+                await call.RequestStream.WriteAsync(new Proto.ClientFrame { Reserve = new Proto.Reserve { Workers = wanted, Client = label } }, cancellationToken).ConfigureAwait(false);
+            }
+            catch (RpcException) when (!cancellationToken.IsCancellationRequested)
+            {
+                // A pool that refuses this program ends the call at once, and a write racing that
+                // fails with the client's own view of the stream (under load: Cancelled), which
+                // would read as an unreachable pool and send the processes home quietly. The
+                // response carries the pool's status: the read below reports it (the call has
+                // ended, so it does not wait).
+            }
 
             // A dead pool fails the call within PeerTimeout (keep-alive); this bound is for a live
             // pool that does not answer. Generous: a pool just started answers its first call
