@@ -37,14 +37,20 @@ internal static class Probe
             using var process = Process.GetCurrentProcess();
             TimeSpan cpu = process.TotalProcessorTime;
             long items = ThreadPool.CompletedWorkItemCount;
+            long allocated = GC.GetTotalAllocatedBytes();
+            TimeSpan paused = GC.GetTotalPauseDuration();
+            int gen0 = GC.CollectionCount(0), gen2 = GC.CollectionCount(2);
             long writes = await RunForAsync(write, TimeSpan.FromSeconds(seconds), samples);
             process.Refresh();
             double cpuPerWrite = (process.TotalProcessorTime - cpu).TotalMicroseconds / writes;
             double itemsPerWrite = (double)(ThreadPool.CompletedWorkItemCount - items) / writes;
+            double kbPerWrite = (GC.GetTotalAllocatedBytes() - allocated) / 1024.0 / writes;
+            double pausePerWrite = (GC.GetTotalPauseDuration() - paused).TotalMicroseconds / writes;
+            double gen0PerK = (GC.CollectionCount(0) - gen0) * 1000.0 / writes, gen2PerK = (GC.CollectionCount(2) - gen2) * 1000.0 / writes;
             samples.Sort();
             Console.WriteLine(
                 $"{method} {size} B: median {samples[samples.Count / 2]:F1} us, fastest {samples[0]:F1} us per write; " +
-                $"CPU {cpuPerWrite:F1} us, {itemsPerWrite:F2} work items per write; {writes} writes; load {File.ReadAllText("/proc/loadavg").Trim()}");
+                $"CPU {cpuPerWrite:F1} us, {itemsPerWrite:F2} work items per write; {kbPerWrite:F1} KB allocated, GC pause {pausePerWrite:F1} us per write, {gen0PerK:F0} GCs ({gen2PerK:F0} gen2) per 1000 writes; {writes} writes; load {File.ReadAllText("/proc/loadavg").Trim()}");
             return 0;
         }
         finally
