@@ -36,8 +36,11 @@ namespace CspNet;
 [DebuggerDisplay("{DebuggerDisplay,nq}")]
 public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
-    private ChannelReadEnd<T>? _in;
-    private ChannelWriteEnd<T>? _out;
+    // The ends In and Out, made when first asked for: null, the reading end, or the writing end;
+    // once both were asked for, the reading end (the one every read checks) with the writing end
+    // beside it (ChannelReadEnd.Sibling). One field rather than two: a program may hold millions
+    // of channels, and most are used through the channel itself, never through In or Out.
+    private object? _ends;
 
     private protected CspChannel(IBuffer<T>? buffer, ChannelShape shape)
     {
@@ -50,14 +53,19 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(this), null) ?? _in;
+    public AltingChannelIn<T> In => Volatile.Read(ref _ends) as ChannelReadEnd<T> ?? MakeIn();
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
     /// One end object per channel: on shared-writer channels (Any2One, Any2Any) where several
     /// processes alternate, give each process its own end with <see cref="CreateOut"/>.
     /// </summary>
-    public AltingChannelOut<T> Out => _out ?? Interlocked.CompareExchange(ref _out, new ChannelWriteEnd<T>(this), null) ?? _out;
+    public AltingChannelOut<T> Out => Volatile.Read(ref _ends) switch
+    {
+        ChannelWriteEnd<T> own => own,
+        ChannelReadEnd<T> { Sibling: { } own } => own,
+        _ => MakeOut(),
+    };
 
     /// <summary>
     /// Creates a new reading end for one process. An alternation holds the value it chose in the
@@ -76,12 +84,12 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
-    public T Read() => _in is { IsHolding: true } own ? own.Read() : ReadDirect();
+    public T Read() => _ends is ChannelReadEnd<T> { IsHolding: true } own ? own.Read() : ReadDirect();
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) =>
-        _in is { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
+        _ends is ChannelReadEnd<T> { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
 
     /// <inheritdoc />
     public void Write(T value) => WriteDirect(value);
@@ -92,6 +100,49 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     public void Poison() => PoisonDirect();
+
+    private ChannelReadEnd<T> MakeIn()
+    {
+        while (true)
+        {
+            object? current = Volatile.Read(ref _ends);
+            if (current is ChannelReadEnd<T> made)
+            {
+                return made;
+            }
+
+            // Takes over the writing end made before it, if any; the exchange fails if one was made meanwhile.
+            var end = new ChannelReadEnd<T>(this) { Sibling = (ChannelWriteEnd<T>?)current };
+            if (Interlocked.CompareExchange(ref _ends, end, current) == current)
+            {
+                return end;
+            }
+        }
+    }
+
+    private ChannelWriteEnd<T> MakeOut()
+    {
+        while (true)
+        {
+            object? current = Volatile.Read(ref _ends);
+            if (current is ChannelReadEnd<T> reading)
+            {
+                var beside = new ChannelWriteEnd<T>(this);
+                return Interlocked.CompareExchange(ref reading.Sibling, beside, null) ?? beside;
+            }
+
+            if (current is ChannelWriteEnd<T> made)
+            {
+                return made;
+            }
+
+            var end = new ChannelWriteEnd<T>(this);
+            if (Interlocked.CompareExchange(ref _ends, end, null) is null)
+            {
+                return end;
+            }
+        }
+    }
 
     private protected static IBuffer<T> RequireBuffer(IBuffer<T> buffer) =>
         buffer ?? throw new ArgumentNullException(nameof(buffer), "Pass an IBuffer<T> such as new FifoBuffer<T>(capacity), or use the parameterless constructor for an unbuffered channel.");

@@ -35,10 +35,10 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
 
-    // One recycled async waiter per direction covers the common case of one outstanding
-    // operation per end without allocating; concurrent operations on Any ends allocate.
-    private AsyncWaiter<T>? _cachedReader;
-    private AsyncWaiter<T>? _cachedWriter;
+    // The reusable async waiters (WaiterCache): one for either direction at first, a pair once
+    // one was not enough (a writer parking again before the reader it woke has resumed). One
+    // field, not one per direction: most of a dense program's channels never need the second.
+    private object? _asyncWaiters;
 
     // Buffer slots reserved for values still on their way (see CspChannel.Reservations.cs): they
     // count as full, so the buffer never holds more than its capacity.
@@ -153,7 +153,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             prepared = RentWaiter(isReader: true);
-            prepared.RegisterCancellation(cancellationToken);
+            prepared.RegisterCancellation(this, cancellationToken);
             if (TryReadLocked(Park.Async, prepared, out item, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
@@ -213,7 +213,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             prepared = RentWaiter(isReader: false);
-            prepared.RegisterCancellation(cancellationToken);
+            prepared.RegisterCancellation(this, cancellationToken);
             if (TryWriteLocked(item, Park.Async, prepared, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
@@ -402,7 +402,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         }
     }
 
-    // ---- cancellation and waiter reuse ----------------------------------------------------------
+    // ---- cancellation ----------------------------------------------------------
 
     // Explicit: the interface is internal, and its members must not join the public surface.
     bool IWaiterOwner<T>.TryCancel(Waiter<T> waiter)
@@ -415,22 +415,8 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         }
     }
 
-    void IWaiterOwner<T>.ReturnWaiter(AsyncWaiter<T> waiter)
-    {
-        if (waiter.IsReader)
-        {
-            Volatile.Write(ref _cachedReader, waiter);
-        }
-        else
-        {
-            Volatile.Write(ref _cachedWriter, waiter);
-        }
-    }
-
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private AsyncWaiter<T> RentWaiter(bool isReader) =>
-        (isReader ? Interlocked.Exchange(ref _cachedReader, null) : Interlocked.Exchange(ref _cachedWriter, null))
-        ?? new AsyncWaiter<T>(this, isReader);
+    private AsyncWaiter<T> RentWaiter(bool isReader) => WaiterCache.Rent<T>(ref _asyncWaiters, isReader);
 
     // ---- the hand-over, under the lock --------------------------------------------------------
 

@@ -47,6 +47,13 @@ internal abstract class Waiter<T>
     /// </summary>
     internal bool CountedParked;
 
+    /// <summary>
+    /// For an <see cref="AsyncWaiter{T}"/>: 1 from rent to recycle, so that its owner can keep it
+    /// for reuse without taking it out of its cache (see <see cref="WaiterCache"/>). A byte here,
+    /// beside the flags above, fills padding; in the subclass it would cost 8 bytes a waiter.
+    /// </summary>
+    private protected byte Rented;
+
     internal int State => Volatile.Read(ref _state);
 
     /// <summary>
