@@ -36,12 +36,6 @@ namespace CspNet;
 [DebuggerDisplay("{DebuggerDisplay,nq}")]
 public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
-    // The ends In and Out, made when first asked for: null, the reading end, or the writing end;
-    // once both were asked for, the reading end (the one every read checks) with the writing end
-    // beside it (ChannelReadEnd.Sibling). One field rather than two: a program may hold millions
-    // of channels, and most are used through the channel itself, never through In or Out.
-    private object? _ends;
-
     private protected CspChannel(IBuffer<T>? buffer, ChannelShape shape)
     {
         _buffer = buffer;
@@ -53,14 +47,14 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => Volatile.Read(ref _ends) as ChannelReadEnd<T> ?? MakeIn();
+    public AltingChannelIn<T> In => Volatile.Read(ref _lazy) as ChannelReadEnd<T> ?? MakeIn();
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
     /// One end object per channel: on shared-writer channels (Any2One, Any2Any) where several
     /// processes alternate, give each process its own end with <see cref="CreateOut"/>.
     /// </summary>
-    public AltingChannelOut<T> Out => Volatile.Read(ref _ends) switch
+    public AltingChannelOut<T> Out => Volatile.Read(ref _lazy) switch
     {
         ChannelWriteEnd<T> own => own,
         ChannelReadEnd<T> { Sibling: { } own } => own,
@@ -84,12 +78,12 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
-    public T Read() => _ends is ChannelReadEnd<T> { IsHolding: true } own ? own.Read() : ReadDirect();
+    public T Read() => _lazy is ChannelReadEnd<T> { IsHolding: true } own ? own.Read() : ReadDirect();
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) =>
-        _ends is ChannelReadEnd<T> { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
+        _lazy is ChannelReadEnd<T> { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
 
     /// <inheritdoc />
     public void Write(T value) => WriteDirect(value);
@@ -100,49 +94,6 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     public void Poison() => PoisonDirect();
-
-    private ChannelReadEnd<T> MakeIn()
-    {
-        while (true)
-        {
-            object? current = Volatile.Read(ref _ends);
-            if (current is ChannelReadEnd<T> made)
-            {
-                return made;
-            }
-
-            // Takes over the writing end made before it, if any; the exchange fails if one was made meanwhile.
-            var end = new ChannelReadEnd<T>(this) { Sibling = (ChannelWriteEnd<T>?)current };
-            if (Interlocked.CompareExchange(ref _ends, end, current) == current)
-            {
-                return end;
-            }
-        }
-    }
-
-    private ChannelWriteEnd<T> MakeOut()
-    {
-        while (true)
-        {
-            object? current = Volatile.Read(ref _ends);
-            if (current is ChannelReadEnd<T> reading)
-            {
-                var beside = new ChannelWriteEnd<T>(this);
-                return Interlocked.CompareExchange(ref reading.Sibling, beside, null) ?? beside;
-            }
-
-            if (current is ChannelWriteEnd<T> made)
-            {
-                return made;
-            }
-
-            var end = new ChannelWriteEnd<T>(this);
-            if (Interlocked.CompareExchange(ref _ends, end, null) is null)
-            {
-                return end;
-            }
-        }
-    }
 
     private protected static IBuffer<T> RequireBuffer(IBuffer<T> buffer) =>
         buffer ?? throw new ArgumentNullException(nameof(buffer), "Pass an IBuffer<T> such as new FifoBuffer<T>(capacity), or use the parameterless constructor for an unbuffered channel.");

@@ -19,6 +19,9 @@ internal sealed class ChannelReadEnd<T>(CspChannel<T> channel) : AltingChannelIn
     /// </summary>
     internal ChannelWriteEnd<T>? Sibling;
 
+    /// <summary>For the channel's own reading end: the channel's waiter cache (see CspChannel.Lazy.cs).</summary>
+    internal object? Waiters;
+
     private HeldValue<T> _held;
     private SelectionWaiter<T>? _node;
     private EndBinding _binding;

@@ -35,11 +35,6 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
 
-    // The reusable async waiters (WaiterCache): one for either direction at first, a pair once
-    // one was not enough (a writer parking again before the reader it woke has resumed). One
-    // field, not one per direction: most of a dense program's channels never need the second.
-    private object? _asyncWaiters;
-
     // Buffer slots reserved for values still on their way (see CspChannel.Reservations.cs): they
     // count as full, so the buffer never holds more than its capacity.
     private int _reserved;
@@ -414,9 +409,6 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             return cancelled;
         }
     }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private AsyncWaiter<T> RentWaiter(bool isReader) => WaiterCache.Rent<T>(ref _asyncWaiters, isReader);
 
     // ---- the hand-over, under the lock --------------------------------------------------------
 
