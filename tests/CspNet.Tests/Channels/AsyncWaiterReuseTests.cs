@@ -134,4 +134,47 @@ public class AsyncWaiterReuseTests
 
         await Assert.ThrowsAsync<PoisonException>(async () => await channel.ReadAsync());
     }
+
+    [Theory(Timeout = 20_000)]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task WriteAsync_AfterTheWaitersLastWriteFailedInTheBuffer_CompletesWithoutTheOldError(bool cancellable)
+    {
+        var channel = new One2OneChannel<int>(new RefusingBuffer(refused: 13));
+        using var cancellation = new CancellationTokenSource();
+        CancellationToken token = cancellable ? cancellation.Token : CancellationToken.None;
+        Assert.True(TestChannels.CompletedAtOnce(channel.WriteAsync(1, token)));
+        ValueTask refused = channel.WriteAsync(13, token); // parks: the buffer is full
+
+        Assert.Equal(1, await channel.ReadAsync()); // moves 13 in: the buffer refuses it
+        await Assert.ThrowsAsync<InvalidDataException>(async () => await refused);
+
+        Assert.True(TestChannels.CompletedAtOnce(channel.WriteAsync(3, token)));
+        ValueTask parked = channel.WriteAsync(4, token); // the same waiter again
+        Assert.Equal(3, await channel.ReadAsync());
+        await parked;
+        Assert.Equal(4, await channel.ReadAsync());
+    }
+
+    /// <summary>A one-slot buffer that refuses one value (its Put throws).</summary>
+    private sealed class RefusingBuffer(int refused) : IBuffer<int>
+    {
+        private readonly Queue<int> _items = new();
+
+        public int Count => _items.Count;
+
+        public bool IsFull => _items.Count >= 1;
+
+        public void Put(int item)
+        {
+            if (item == refused)
+            {
+                throw new InvalidDataException($"This buffer refuses {item}.");
+            }
+
+            _items.Enqueue(item);
+        }
+
+        public int Take() => _items.Dequeue();
+    }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
@@ -25,7 +26,8 @@ namespace CspNet.Internal;
 /// given back by clearing its rented mark, so no owner field is needed for that. Only a cancellable
 /// operation needs the owner (its callback cancels through it), and it is kept with the
 /// registration in a <see cref="CancellationBox"/> made on the waiter's first cancellable use and
-/// reused after: operations that are never cancellable (the common case) pay for neither.
+/// reused after: operations that are never cancellable (the common case) pay for neither. The
+/// error that ends an operation (poison) shares that field: a waiter is 96 bytes (T = int).
 /// </para>
 /// </remarks>
 internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTaskSource, IHandOff
@@ -33,7 +35,12 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     private static readonly Action<object?, CancellationToken> s_onCancel = OnCancel;
 
     private ContinuationCore<T> _core;
-    private CancellationBox? _cancellation;
+
+    // Null; or the error that ends the current operation (poison, a buffer's exception); or, once
+    // the waiter served a cancellable operation, its CancellationBox, which then holds the error.
+    // One field for two things few operations need: a parked waiter is live, and there may be
+    // millions (every field is 8 bytes a parked process).
+    private object? _extra;
 
     /// <summary>A waiter for one operation in the given direction, rented (see <see cref="TryRent"/>).</summary>
     internal AsyncWaiter(bool isReader)
@@ -76,15 +83,37 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     /// </summary>
     internal void RegisterCancellation(IWaiterOwner<T> owner, CancellationToken cancellationToken)
     {
-        CancellationBox box = _cancellation ??= new CancellationBox();
+        // Before the operation parks, so no error is here yet (Discard cleared the last one).
+        Debug.Assert(_extra is null or CancellationBox, "A waiter is registered before any error is set.");
+        if (_extra is not CancellationBox box)
+        {
+            _extra = box = new CancellationBox();
+        }
+
         box.Owner = owner;
         box.Registration = cancellationToken.UnsafeRegister(s_onCancel, this);
     }
 
     // The registration keeps its token: a cancellation that lost to a hold's claim is still visible here.
-    internal override bool CancellationRequested => _cancellation is { } box && box.Registration.Token.IsCancellationRequested;
+    internal override bool CancellationRequested => _extra is CancellationBox box && box.Registration.Token.IsCancellationRequested;
 
-    internal override Exception CreateCancellation() => new OperationCanceledException(_cancellation?.Registration.Token ?? default);
+    internal override Exception CreateCancellation() => new OperationCanceledException((_extra as CancellationBox)?.Registration.Token ?? default);
+
+    internal override Exception? Error
+    {
+        get => _extra is CancellationBox box ? box.Error : (Exception?)_extra;
+        set
+        {
+            if (_extra is CancellationBox box)
+            {
+                box.Error = value;
+            }
+            else
+            {
+                _extra = value;
+            }
+        }
+    }
 
     internal override void Wake()
     {
@@ -111,7 +140,7 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
             CoreMetrics.LeaveParked(CoreMetrics.AsyncKind);
         }
 
-        if (_cancellation is { } box)
+        if (_extra is CancellationBox box)
         {
             box.Registration.Dispose();
             box.Registration = default;
@@ -119,7 +148,7 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         }
 
         _core.Reset();
-        ResetState();
+        ResetState(); // clears Error too
 
         // Last, and a release: whoever rents it next sees it reset.
         Volatile.Write(ref Rented, 0);
@@ -128,7 +157,7 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
     private static void OnCancel(object? state, CancellationToken cancellationToken)
     {
         var waiter = (AsyncWaiter<T>)state!;
-        if (waiter._cancellation!.Owner!.TryCancel(waiter))
+        if (((CancellationBox)waiter._extra!).Owner!.TryCancel(waiter))
         {
             // The waiter is ours and unlinked: no partner can pair with it any more. Fail the
             // operation, outside the owner's lock. Nothing was delivered or taken.
@@ -187,10 +216,14 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
 
     void IThreadPoolWorkItem.Execute() => HandOff.Run(this);
 
-    /// <summary>What only a cancellable operation needs: its registration and the owner its callback cancels through.</summary>
+    /// <summary>
+    /// What only a cancellable operation needs: its registration and the owner its callback cancels
+    /// through; and, while the waiter has one, the error of <see cref="Error"/>.
+    /// </summary>
     private sealed class CancellationBox
     {
         internal IWaiterOwner<T>? Owner;
         internal CancellationTokenRegistration Registration;
+        internal Exception? Error;
     }
 }

@@ -28,8 +28,12 @@ internal abstract class Waiter<T>
     /// <summary>For a writer: the value offered. For a reader: the value received.</summary>
     internal T? Item;
 
-    /// <summary>Exception to surface instead of a value (poison).</summary>
-    internal Exception? Error;
+    /// <summary>Exception to surface instead of a value (poison, a buffer's exception).</summary>
+    /// <remarks>
+    /// Each kind keeps it where it is cheapest: a field, or (<see cref="AsyncWaiter{T}"/>, of
+    /// which a program may hold millions parked) one field shared with its cancellation state.
+    /// </remarks>
+    internal abstract Exception? Error { get; set; }
 
     // Intrusive doubly linked queue links: removal of a cancelled waiter is O(1). The head's
     // Previous is the queue's tail (see WaiterQueue), so the queue stores its head only.
