@@ -496,7 +496,7 @@ internal static class Program
             new[] { "async state-machine boxes (writer + replier)", N(parts.WriterBoxBytes + parts.ReplierBoxBytes) },
             new[] { "Parallel per-process run cost (what a run adds: array regrowth, queue, continuation), 2 x", N(2 * parts.ParallelRunBytesPerProcess) },
             new[] { "= everything but channel waiters", N(parts.PairBytesWithoutWaiters) },
-            new[] { "one AsyncWaiter<int> (kept per channel and direction; typically 2 per pair here: c1's parked writer, c2's cached one)", N(parts.WaiterBytes) },
+            new[] { "one AsyncWaiter<int> (kept in the channel's waiter cache for reuse; typically 2 per pair here: c1's parked writer, c2's cached one)", N(parts.WaiterBytes) },
         };
         if (run is not null && run.Units > 0)
         {

@@ -36,9 +36,6 @@ namespace CspNet;
 [DebuggerDisplay("{DebuggerDisplay,nq}")]
 public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 {
-    private ChannelReadEnd<T>? _in;
-    private ChannelWriteEnd<T>? _out;
-
     private protected CspChannel(IBuffer<T>? buffer, ChannelShape shape)
     {
         _buffer = buffer;
@@ -50,14 +47,19 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
     /// object per channel: on shared-reader channels (One2Any, Any2Any) where several processes
     /// alternate, give each process its own end with <see cref="CreateIn"/>.
     /// </summary>
-    public AltingChannelIn<T> In => _in ?? Interlocked.CompareExchange(ref _in, new ChannelReadEnd<T>(this), null) ?? _in;
+    public AltingChannelIn<T> In => Volatile.Read(ref _lazy) as ChannelReadEnd<T> ?? MakeIn();
 
     /// <summary>
     /// The channel's writing end as an <see cref="AltingChannelOut{T}"/>, usable as an output guard.
     /// One end object per channel: on shared-writer channels (Any2One, Any2Any) where several
     /// processes alternate, give each process its own end with <see cref="CreateOut"/>.
     /// </summary>
-    public AltingChannelOut<T> Out => _out ?? Interlocked.CompareExchange(ref _out, new ChannelWriteEnd<T>(this), null) ?? _out;
+    public AltingChannelOut<T> Out => Volatile.Read(ref _lazy) switch
+    {
+        ChannelWriteEnd<T> own => own,
+        ChannelReadEnd<T> { Sibling: { } own } => own,
+        _ => MakeOut(),
+    };
 
     /// <summary>
     /// Creates a new reading end for one process. An alternation holds the value it chose in the
@@ -76,12 +78,12 @@ public abstract partial class CspChannel<T> : IChannelIn<T>, IChannelOut<T>
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
-    public T Read() => _in is { IsHolding: true } own ? own.Read() : ReadDirect();
+    public T Read() => _lazy is ChannelReadEnd<T> { IsHolding: true } own ? own.Read() : ReadDirect();
 
     /// <inheritdoc />
     /// <remarks>After a selection chose <see cref="In"/>, this returns the value the selection took.</remarks>
     public ValueTask<T> ReadAsync(CancellationToken cancellationToken = default) =>
-        _in is { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
+        _lazy is ChannelReadEnd<T> { IsHolding: true } own ? own.ReadAsync(cancellationToken) : ReadDirectAsync(cancellationToken);
 
     /// <inheritdoc />
     public void Write(T value) => WriteDirect(value);

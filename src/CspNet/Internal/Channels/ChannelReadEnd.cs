@@ -12,6 +12,16 @@ namespace CspNet.Internal;
 /// </summary>
 internal sealed class ChannelReadEnd<T>(CspChannel<T> channel) : AltingChannelIn<T>
 {
+    /// <summary>
+    /// For the channel's own reading end (<see cref="CspChannel{T}.In"/>): the channel's own writing
+    /// end, once made. The channel keeps its two ends in one field, and the reading end is the one
+    /// every read checks, so the writing end hangs off it.
+    /// </summary>
+    internal ChannelWriteEnd<T>? Sibling;
+
+    /// <summary>For the channel's own reading end: the channel's waiter cache (see CspChannel.Lazy.cs).</summary>
+    internal object? Waiters;
+
     private HeldValue<T> _held;
     private SelectionWaiter<T>? _node;
     private EndBinding _binding;

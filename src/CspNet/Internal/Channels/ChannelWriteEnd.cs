@@ -8,6 +8,12 @@ namespace CspNet.Internal;
 /// <summary>The writing end of a channel for one process; as an output guard it writes the value last offered, once.</summary>
 internal sealed class ChannelWriteEnd<T>(CspChannel<T> channel) : AltingChannelOut<T>
 {
+    /// <summary>
+    /// For the channel's own writing end, while it has no reading end: the channel's waiter cache
+    /// (see CspChannel.Lazy.cs).
+    /// </summary>
+    internal object? Waiters;
+
     private SelectionWaiter<T>? _node;
     private EndBinding _binding;
     private T? _value;

@@ -35,11 +35,6 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private WaiterQueue<T> _readers;
     private WaiterQueue<T> _writers;
 
-    // One recycled async waiter per direction covers the common case of one outstanding
-    // operation per end without allocating; concurrent operations on Any ends allocate.
-    private AsyncWaiter<T>? _cachedReader;
-    private AsyncWaiter<T>? _cachedWriter;
-
     // Buffer slots reserved for values still on their way (see CspChannel.Reservations.cs): they
     // count as full, so the buffer never holds more than its capacity.
     private int _reserved;
@@ -153,7 +148,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             prepared = RentWaiter(isReader: true);
-            prepared.RegisterCancellation(cancellationToken);
+            prepared.RegisterCancellation(this, cancellationToken);
             if (TryReadLocked(Park.Async, prepared, out item, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
@@ -213,7 +208,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             prepared = RentWaiter(isReader: false);
-            prepared.RegisterCancellation(cancellationToken);
+            prepared.RegisterCancellation(this, cancellationToken);
             if (TryWriteLocked(item, Park.Async, prepared, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
@@ -402,7 +397,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         }
     }
 
-    // ---- cancellation and waiter reuse ----------------------------------------------------------
+    // ---- cancellation ----------------------------------------------------------
 
     // Explicit: the interface is internal, and its members must not join the public surface.
     bool IWaiterOwner<T>.TryCancel(Waiter<T> waiter)
@@ -414,23 +409,6 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             return cancelled;
         }
     }
-
-    void IWaiterOwner<T>.ReturnWaiter(AsyncWaiter<T> waiter)
-    {
-        if (waiter.IsReader)
-        {
-            Volatile.Write(ref _cachedReader, waiter);
-        }
-        else
-        {
-            Volatile.Write(ref _cachedWriter, waiter);
-        }
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private AsyncWaiter<T> RentWaiter(bool isReader) =>
-        (isReader ? Interlocked.Exchange(ref _cachedReader, null) : Interlocked.Exchange(ref _cachedWriter, null))
-        ?? new AsyncWaiter<T>(this, isReader);
 
     // ---- the hand-over, under the lock --------------------------------------------------------
 

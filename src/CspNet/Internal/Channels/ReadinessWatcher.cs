@@ -1,3 +1,4 @@
+using System;
 using System.Diagnostics;
 using System.Threading.Tasks;
 
@@ -11,6 +12,8 @@ namespace CspNet.Internal;
 /// </summary>
 internal sealed class ReadinessWatcher<T> : Waiter<T>
 {
+    internal override Exception? Error { get; set; }
+
     private readonly TaskCompletionSource _fired = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
     internal Task Fired => _fired.Task;

@@ -1,3 +1,4 @@
+using System;
 using System.Threading;
 using CspNet.Alternation;
 
@@ -15,6 +16,8 @@ namespace CspNet.Internal;
 /// </remarks>
 internal sealed class SelectionWaiter<T> : Waiter<T>
 {
+    internal override Exception? Error { get; set; }
+
     private GuardSite? _site;
     private object? _selection;
 

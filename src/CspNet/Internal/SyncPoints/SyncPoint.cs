@@ -20,7 +20,7 @@ namespace CspNet.Internal;
 internal abstract class SyncPoint : IWaiterOwner<bool>
 {
     private WaiterQueue<bool> _parked;
-    private AsyncWaiter<bool>? _cachedWaiter;
+    private object? _asyncWaiters; // see WaiterCache
 
     /// <summary>Guards all state of the sync point and its subclass.</summary>
     protected Lock Gate { get; } = new();
@@ -88,11 +88,11 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
             return ValueTask.FromCanceled(cancellationToken);
         }
 
-        AsyncWaiter<bool> waiter = Interlocked.Exchange(ref _cachedWaiter, null) ?? new AsyncWaiter<bool>(this, isReader: false);
+        AsyncWaiter<bool> waiter = WaiterCache.Rent<bool>(ref _asyncWaiters, isReader: false);
         if (cancellationToken.CanBeCanceled)
         {
             // Before the waiter is queued: see AsyncWaiter.RegisterCancellation.
-            waiter.RegisterCancellation(cancellationToken);
+            waiter.RegisterCancellation(this, cancellationToken);
         }
 
         Waiter<bool>? released;
@@ -219,9 +219,6 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
             return true;
         }
     }
-
-    /// <inheritdoc />
-    public void ReturnWaiter(AsyncWaiter<bool> waiter) => Volatile.Write(ref _cachedWaiter, waiter);
 
     private void Enqueue(Waiter<bool> waiter)
     {

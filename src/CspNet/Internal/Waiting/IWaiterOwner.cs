@@ -2,8 +2,8 @@ namespace CspNet.Internal;
 
 /// <summary>
 /// What a <see cref="Waiter{T}"/> needs from the object it parks on (a channel, a barrier,
-/// a bucket): a way to cancel it atomically with respect to that object's state, and a place to
-/// return it for reuse.
+/// a bucket): a way to cancel it atomically with respect to that object's state. (Reuse needs
+/// nothing from the owner: it keeps its waiters in a <see cref="WaiterCache"/>.)
 /// </summary>
 internal interface IWaiterOwner<T>
 {
@@ -14,7 +14,4 @@ internal interface IWaiterOwner<T>
     /// exact: a waiter is never counted by the owner and cancelled at the same time.
     /// </summary>
     bool TryCancel(Waiter<T> waiter);
-
-    /// <summary>Takes back a completed waiter for reuse.</summary>
-    void ReturnWaiter(AsyncWaiter<T> waiter);
 }

@@ -11,6 +11,8 @@ namespace CspNet.Internal;
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "The event lives as long as its thread; ManualResetEventSlim waits on a monitor and owns no kernel handle unless WaitHandle is read, which this type never does.")]
 internal sealed class SyncWaiter<T> : Waiter<T>
 {
+    internal override Exception? Error { get; set; }
+
     [ThreadStatic]
     private static SyncWaiter<T>? t_cached;
 

@@ -28,8 +28,12 @@ internal abstract class Waiter<T>
     /// <summary>For a writer: the value offered. For a reader: the value received.</summary>
     internal T? Item;
 
-    /// <summary>Exception to surface instead of a value (poison).</summary>
-    internal Exception? Error;
+    /// <summary>Exception to surface instead of a value (poison, a buffer's exception).</summary>
+    /// <remarks>
+    /// Each kind keeps it where it is cheapest: a field, or (<see cref="AsyncWaiter{T}"/>, of
+    /// which a program may hold millions parked) one field shared with its cancellation state.
+    /// </remarks>
+    internal abstract Exception? Error { get; set; }
 
     // Intrusive doubly linked queue links: removal of a cancelled waiter is O(1). The head's
     // Previous is the queue's tail (see WaiterQueue), so the queue stores its head only.
@@ -46,6 +50,13 @@ internal abstract class Waiter<T>
     /// it fills padding, so no waiter grows.
     /// </summary>
     internal bool CountedParked;
+
+    /// <summary>
+    /// For an <see cref="AsyncWaiter{T}"/>: 1 from rent to recycle, so that its owner can keep it
+    /// for reuse without taking it out of its cache (see <see cref="WaiterCache"/>). A byte here,
+    /// beside the flags above, fills padding; in the subclass it would cost 8 bytes a waiter.
+    /// </summary>
+    private protected byte Rented;
 
     internal int State => Volatile.Read(ref _state);
 

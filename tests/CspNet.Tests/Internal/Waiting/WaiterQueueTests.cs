@@ -95,6 +95,8 @@ public class WaiterQueueTests
 
     private sealed class TestWaiter : Waiter<int>
     {
+        internal override Exception? Error { get; set; }
+
         internal override void Wake()
         {
         }
