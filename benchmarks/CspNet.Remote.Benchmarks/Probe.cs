@@ -62,7 +62,7 @@ internal static class Probe
         }
     }
 
-    private static readonly string[] GcKeys = ["LOHThreshold", "RetainVM", "ConserveMemory", "ServerGC", "ConcurrentGC"];
+    private static readonly string[] GcKeys = ["LOHThreshold", "GCRegionSize", "GCGen0MaxBudget", "RetainVM", "ServerGC", "ConcurrentGC"];
 
     /// <summary>The GC settings a large value's cost depends on, as the runtime took them (environment or runtimeconfig).</summary>
     private static string GcSettings()
