@@ -40,8 +40,10 @@ internal static class Probe
             long allocated = GC.GetTotalAllocatedBytes();
             TimeSpan paused = GC.GetTotalPauseDuration();
             int gen0 = GC.CollectionCount(0), gen2 = GC.CollectionCount(2);
+            KernelCounters kernel = KernelCounters.Read();
             long writes = await RunForAsync(write, TimeSpan.FromSeconds(seconds), samples);
             process.Refresh();
+            KernelCounters kernelUsed = KernelCounters.Read() - kernel;
             double cpuPerWrite = (process.TotalProcessorTime - cpu).TotalMicroseconds / writes;
             double itemsPerWrite = (double)(ThreadPool.CompletedWorkItemCount - items) / writes;
             double kbPerWrite = (GC.GetTotalAllocatedBytes() - allocated) / 1024.0 / writes;
@@ -51,12 +53,22 @@ internal static class Probe
             Console.WriteLine(
                 $"{method} {size} B: median {samples[samples.Count / 2]:F1} us, fastest {samples[0]:F1} us per write; " +
                 $"CPU {cpuPerWrite:F1} us, {itemsPerWrite:F2} work items per write; {kbPerWrite:F1} KB allocated, GC pause {pausePerWrite:F1} us per write, {gen0PerK:F0} GCs ({gen2PerK:F0} gen2) per 1000 writes; {writes} writes; load {File.ReadAllText("/proc/loadavg").Trim()}");
+            Console.WriteLine($"  {kernelUsed.Describe(writes)}; GC: {GcSettings()}");
             return 0;
         }
         finally
         {
             await bench.CleanupAsync();
         }
+    }
+
+    private static readonly string[] GcKeys = ["LOHThreshold", "GCRegionSize", "GCGen0MaxBudget", "RetainVM", "ServerGC", "ConcurrentGC"];
+
+    /// <summary>The GC settings a large value's cost depends on, as the runtime took them (environment or runtimeconfig).</summary>
+    private static string GcSettings()
+    {
+        IReadOnlyDictionary<string, object> gc = GC.GetConfigurationVariables();
+        return string.Join(", ", GcKeys.Select(key => $"{key} {(gc.TryGetValue(key, out object? value) ? value : "?")}"));
     }
 
     /// <summary>Runs invocations (of <see cref="NamedWriteLatency.Writes"/> writes each) for <paramref name="time"/>; adds µs per write of each 200 ms sample.</summary>

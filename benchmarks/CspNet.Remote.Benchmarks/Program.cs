@@ -25,6 +25,21 @@ internal static class Program
             return Probe.RunAsync(method, int.Parse(size, CultureInfo.InvariantCulture), rest is [string s] ? double.Parse(s, CultureInfo.InvariantCulture) : 4).GetAwaiter().GetResult();
         }
 
+        // "--gc default" runs the job with the runtime's GC settings instead of the large-value ones
+        // (RemoteBenchmarkConfig.LargeValueGc); the option is ours, so BenchmarkDotNet never sees it.
+        int gc = Array.IndexOf(args, "--gc");
+        if (gc >= 0)
+        {
+            string? choice = gc + 1 < args.Length ? args[gc + 1] : null;
+            RemoteBenchmarkConfig.LargeValueGcOn = choice switch
+            {
+                "large" => true,
+                "default" => false,
+                _ => throw new ArgumentException($"--gc takes 'large' (the default) or 'default', not '{choice}'.", nameof(args)),
+            };
+            args = [.. args[..gc], .. args[(gc + 2)..]];
+        }
+
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);
         return 0;
     }

@@ -96,7 +96,14 @@ internal sealed class BytesCodec : PresenceCodec<byte[]>
         output.Advance(1 + value.Length);
     }
 
-    protected override byte[] ReadPresent(ReadOnlySequence<byte> input) => input.ToArray();
+    protected override byte[] ReadPresent(ReadOnlySequence<byte> input)
+    {
+        // Every byte is overwritten by the copy, so the array need not be zeroed first: for a
+        // megabyte value that is a pass over a megabyte of memory saved (ToArray zeroes, then copies).
+        byte[] value = GC.AllocateUninitializedArray<byte>(checked((int)input.Length));
+        input.CopyTo(value);
+        return value;
+    }
 }
 
 /// <summary>"opt:&lt;inner&gt;" (<c>T?</c> for a value type): the presence byte, then the inner encoding.</summary>

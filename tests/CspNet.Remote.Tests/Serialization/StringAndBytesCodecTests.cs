@@ -85,6 +85,27 @@ public class StringAndBytesCodecTests
         Assert.Equal(value, ValueCodec<byte[]>.Get().Read(Chained(encoded, 64 * 1024)));
     }
 
+    [Fact]
+    public void Bytes_LargeReadsOverReusedMemory_HoldOnlyTheirOwnBytes()
+    {
+        // The decoded array is allocated without zeroing; memory freed by earlier values (filled
+        // with 0xEE) must never show through, whatever the segment boundaries.
+        for (int round = 0; round < 8; round++)
+        {
+            byte[] garbage = new byte[1024 * 1024];
+            Array.Fill(garbage, (byte)0xEE);
+            GC.KeepAlive(garbage);
+            garbage = null!;
+            GC.Collect();
+
+            byte[] value = new byte[(1024 * 1024) + round];
+            new Random(round).NextBytes(value);
+            byte[] encoded = Encode(value);
+
+            Assert.Equal(value, ValueCodec<byte[]>.Get().Read(Chained(encoded, (16 * 1024) + (round * 7) + 1)));
+        }
+    }
+
     /// <summary>Counts GetSpan/GetMemory calls, to show a value was copied in one piece.</summary>
     private sealed class CountingWriter : IBufferWriter<byte>
     {
