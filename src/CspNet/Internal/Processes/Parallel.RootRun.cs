@@ -4,6 +4,7 @@ using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
@@ -18,24 +19,28 @@ public sealed partial class Parallel
     /// <para>
     /// The walk visits the tree depth first, one process at a time: a thread process is started
     /// when it is reached, a nested parallel is marked running and entered, and an async process is
-    /// run by a work item of its own. Each work item first moves the walk on to the next async
-    /// process and queues itself again for it (to the pool thread's local queue, where another
-    /// thread can steal it), then runs its process; so a process that computes before its first
-    /// await does not hold up the others, and one work item is in flight per run, however many
-    /// parallels it nests. Only the party holding the walk (the caller of <see cref="RunAsync"/>,
-    /// then each work item until it has queued the next) touches it: no lock, no atomics, the
-    /// queue publishes it.
+    /// run by a step of its own. Each step first moves the walk on to the next async process and
+    /// dispatches the next step as a hand-off (<see cref="HandOff.Dispatch"/>), then runs its
+    /// process. On a thread running a chain of hand-offs the next step waits in a next-run slot
+    /// until this process parks or ends, and then starts the next one on the same thread, with no
+    /// pool hop: the process that just parked is about to give the thread up anyway. A process
+    /// that computes before its first await does not hold up the others for long: the
+    /// <see cref="Watchdog"/> sends the slotted step to the pool after a tick without progress, and
+    /// a chain hands the rest to the pool after <see cref="HandOffRunner.ChainBudget"/> steps, where
+    /// other threads take it. Only the party holding the walk (the caller of
+    /// <see cref="RunAsync"/>, then each step until it has dispatched the next) touches it: no
+    /// lock, no atomics; the slot or the queue publishes it.
     /// </para>
     /// <para>
     /// Why one walk per run and not one work item per parallel: JVMCSP's program nests 3 million
     /// parallels of two processes; starting each from the caller's thread queued 3 million items
     /// to the global queue at once, whose segments lived (and were copied by the GC) until it
-    /// drained, and every enqueue from outside the pool asked for another worker thread, which
-    /// then woke, spun and took one item each (200 nested pairs took 2.5 times as long as 400
-    /// processes in one parallel).
+    /// drained, and every enqueue asked for another worker thread, which then woke, spun and took
+    /// one item each: 2 million work items to park 2 million processes, 32 thousand now (200
+    /// nested pairs took 2.5 times as long as 400 processes in one parallel).
     /// </para>
     /// </remarks>
-    private sealed class RootRun : TaskCompletionSource, IThreadPoolWorkItem
+    private sealed class RootRun : TaskCompletionSource, IHandOff
     {
         private static readonly ContextCallback s_step = static state => ((RootRun)state!).Step();
 
@@ -84,7 +89,7 @@ public sealed partial class Parallel
         {
             if (TryFindNextAsyncProcess())
             {
-                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+                HandOff.Dispatch(this);
             }
             else
             {
@@ -112,8 +117,11 @@ public sealed partial class Parallel
             }
         }
 
-        /// <summary>Runs the async process the walk found, in the run's context; an implementation detail.</summary>
-        void IThreadPoolWorkItem.Execute() => ExecutionContext.Run(AsyncContext, s_step, this);
+        /// <summary>From the thread pool: starts a chain of hand-offs with the next step of the walk.</summary>
+        void IThreadPoolWorkItem.Execute() => HandOff.Run(this);
+
+        /// <summary>Runs the async process the walk found, in the run's context.</summary>
+        void IHandOff.InvokeContinuation() => ExecutionContext.Run(AsyncContext, s_step, this);
 
         private void Step()
         {
@@ -124,7 +132,7 @@ public sealed partial class Parallel
             // call the walk belongs to whoever runs that item: nothing here touches it again.
             if (TryFindNextAsyncProcess())
             {
-                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+                HandOff.Dispatch(this);
             }
             else
             {
