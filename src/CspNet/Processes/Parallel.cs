@@ -77,8 +77,17 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <summary>Creates a parallel of thread processes.</summary>
     /// <param name="processes">The processes to run.</param>
     public Parallel(params ICSPProcess[] processes)
+        : this((ReadOnlySpan<ICSPProcess>)(processes ?? throw new ArgumentNullException(nameof(processes))))
     {
-        ArgumentNullException.ThrowIfNull(processes);
+    }
+
+    /// <summary>
+    /// Creates a parallel of thread processes; <c>new Parallel(a, b)</c> binds here and allocates no
+    /// array for its arguments.
+    /// </summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params ReadOnlySpan<ICSPProcess> processes)
+    {
         Reserve(processes.Length);
         foreach (ICSPProcess process in processes)
         {
@@ -90,9 +99,17 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess
     /// <summary>Creates a parallel of async processes.</summary>
     /// <param name="processes">The processes to run.</param>
     public Parallel(params IAsyncCSPProcess[] processes)
+        : this((ReadOnlySpan<IAsyncCSPProcess>)(processes ?? throw new ArgumentNullException(nameof(processes))))
     {
-        ArgumentNullException.ThrowIfNull(processes);
+    }
 
+    /// <summary>
+    /// Creates a parallel of async processes; <c>new Parallel(a, b)</c> binds here and allocates no
+    /// array for its arguments (JVMCSP's program makes two such parallels per iteration, millions).
+    /// </summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params ReadOnlySpan<IAsyncCSPProcess> processes)
+    {
         // Room for the tasks too, so that a run never has to grow the array.
         Reserve(processes.Length);
         foreach (IAsyncCSPProcess process in processes)
@@ -108,8 +125,23 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess
     /// </summary>
     /// <param name="processes">The nested parallels.</param>
     public Parallel(params Parallel[] processes)
-        : this((IAsyncCSPProcess[])processes)
+        : this((ReadOnlySpan<Parallel>)(processes ?? throw new ArgumentNullException(nameof(processes))))
     {
+    }
+
+    /// <summary>
+    /// Creates a parallel of nested parallels; <c>new Parallel(a, b)</c> binds here and allocates
+    /// no array for its arguments. They run as async processes.
+    /// </summary>
+    /// <param name="processes">The nested parallels.</param>
+    public Parallel(params ReadOnlySpan<Parallel> processes)
+    {
+        Reserve(processes.Length);
+        foreach (Parallel process in processes)
+        {
+            ArgumentNullException.ThrowIfNull(process);
+            Append(process);
+        }
     }
 
     /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
