@@ -135,13 +135,8 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess
     /// </summary>
     /// <param name="processes">The nested parallels.</param>
     public Parallel(params ReadOnlySpan<Parallel> processes)
+        : this((ReadOnlySpan<IAsyncCSPProcess>)processes)
     {
-        Reserve(processes.Length);
-        foreach (Parallel process in processes)
-        {
-            ArgumentNullException.ThrowIfNull(process);
-            Append(process);
-        }
     }
 
     /// <summary>The pool whose threads run the thread processes; <see cref="CSPThreadPool.Default"/> unless set.</summary>
