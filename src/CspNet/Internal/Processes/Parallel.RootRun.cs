@@ -27,7 +27,11 @@ public sealed partial class Parallel
     /// that computes before its first await does not hold up the others for long: the
     /// <see cref="Watchdog"/> sends the slotted step to the pool after a tick without progress, and
     /// a chain hands the rest to the pool after <see cref="HandOffRunner.ChainBudget"/> steps, where
-    /// other threads take it. Only the party holding the walk (the caller of
+    /// other threads take it. And when the last process started ran for more than
+    /// <see cref="ComputingThreshold"/> before it gave its thread back (it computes: Monte Carlo
+    /// workers do all their work before they end), the next step goes to the pool's local queue
+    /// instead, where an idle thread steals it at once, as before session 8: processes that
+    /// compute for less than a watchdog tick would otherwise run one after another on one thread. Only the party holding the walk (the caller of
     /// <see cref="RunAsync"/>, then each step until it has dispatched the next) touches it: no
     /// lock, no atomics; the slot or the queue publishes it.
     /// </para>
@@ -44,6 +48,13 @@ public sealed partial class Parallel
     {
         private static readonly ContextCallback s_step = static state => ((RootRun)state!).Step();
 
+        /// <summary>
+        /// How long a started process may run before it parks or ends and still have the next start
+        /// wait for it on its thread. A tenth of the watchdog's tick: processes that communicate
+        /// park within microseconds; one that computes longer should not serialise the others.
+        /// </summary>
+        private static readonly TimeSpan ComputingThreshold = TimeSpan.FromMicroseconds(100);
+
         private readonly Parallel _parallel;
         private List<Exception>? _errors;
         private ExecutionContext? _threadContext;
@@ -59,6 +70,10 @@ public sealed partial class Parallel
         private int _depth;
         private Parallel? _nextOwner;
         private int _nextIndex;
+
+        // Whether the last process the walk started ran longer than ComputingThreshold before it
+        // parked or ended (see Step).
+        private bool _computing;
 
         internal RootRun(Parallel parallel, ExecutionContext asyncContext, CancellationToken token)
             : base(TaskCreationOptions.RunContinuationsAsynchronously)
@@ -132,7 +147,16 @@ public sealed partial class Parallel
             // call the walk belongs to whoever runs that item: nothing here touches it again.
             if (TryFindNextAsyncProcess())
             {
-                HandOff.Dispatch(this);
+                if (Volatile.Read(ref _computing))
+                {
+                    // The last process computed for a while before it gave its thread back: this
+                    // one may too, so the next start goes where an idle thread can steal it now.
+                    System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
+                }
+                else
+                {
+                    HandOff.Dispatch(this);
+                }
             }
             else
             {
@@ -140,7 +164,12 @@ public sealed partial class Parallel
                 ProcessEnded();
             }
 
+            long started = Stopwatch.GetTimestamp();
             owner.StartAsyncProcess(index);
+
+            // A hint for the step after next (the next one is dispatched already), written after the
+            // walk has moved on: a plain flag, read with whatever value it has then.
+            Volatile.Write(ref _computing, Stopwatch.GetElapsedTime(started) > ComputingThreshold);
         }
 
         /// <summary>
