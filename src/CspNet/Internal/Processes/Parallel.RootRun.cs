@@ -19,41 +19,33 @@ public sealed partial class Parallel
     /// <para>
     /// The walk visits the tree depth first, one process at a time: a thread process is started
     /// when it is reached, a nested parallel is marked running and entered, and an async process is
-    /// run by a step of its own. Each step first moves the walk on to the next async process and
-    /// dispatches the next step as a hand-off (<see cref="HandOff.Dispatch"/>), then runs its
-    /// process. On a thread running a chain of hand-offs the next step waits in a next-run slot
-    /// until this process parks or ends, and then starts the next one on the same thread, with no
-    /// pool hop: the process that just parked is about to give the thread up anyway. A process
-    /// that computes before its first await does not hold up the others for long: the
-    /// <see cref="Watchdog"/> sends the slotted step to the pool after a tick without progress, and
-    /// a chain hands the rest to the pool after <see cref="HandOffRunner.ChainBudget"/> steps, where
-    /// other threads take it. And when the last process started ran for more than
-    /// <see cref="ComputingThreshold"/> before it gave its thread back (it computes: Monte Carlo
-    /// workers do all their work before they end), the next step goes to the pool's local queue
-    /// instead, where an idle thread steals it at once, as before session 8: processes that
-    /// compute for less than a watchdog tick would otherwise run one after another on one thread. Only the party holding the walk (the caller of
-    /// <see cref="RunAsync"/>, then each step until it has dispatched the next) touches it: no
-    /// lock, no atomics; the slot or the queue publishes it.
+    /// run by a step of its own, a thread-pool work item. Each step first moves the walk on to the
+    /// next async process and queues the next step to its thread's local queue, where an idle
+    /// thread steals it at once, then runs its process; so a process that computes before its
+    /// first await does not hold up the others, and one step is in flight per run, however many
+    /// parallels it nests. A step runs as a chain of hand-offs (<see cref="HandOff.Run"/>), so the
+    /// processes its process wakes run next on its thread. Only the party holding the walk (the
+    /// caller of <see cref="RunAsync"/>, then each step until it has queued the next) touches it:
+    /// no lock, no atomics; the queue publishes it.
+    /// </para>
+    /// <para>
+    /// The next step was also tried as a hand-off into the thread's next-run slot (no work item:
+    /// 6M -> 96K work items at JVMCSP's 10.5M): better under load (fewer wake-ups), but it runs a
+    /// run's starts one after another on one thread, and on a quiet 2-core machine 400 trivial
+    /// processes took 62 us instead of 41, 200 nested pairs 136 instead of 98 (session 8,
+    /// PERFORMANCE.md).
     /// </para>
     /// <para>
     /// Why one walk per run and not one work item per parallel: JVMCSP's program nests 3 million
     /// parallels of two processes; starting each from the caller's thread queued 3 million items
     /// to the global queue at once, whose segments lived (and were copied by the GC) until it
-    /// drained, and every enqueue asked for another worker thread, which then woke, spun and took
-    /// one item each: 2 million work items to park 2 million processes, 32 thousand now (200
-    /// nested pairs took 2.5 times as long as 400 processes in one parallel).
+    /// drained, and every enqueue from outside the pool asked for another worker thread (200 nested
+    /// pairs took 2.5 times as long as 400 processes in one parallel, and allocated 4.5 KB).
     /// </para>
     /// </remarks>
     private sealed class RootRun : TaskCompletionSource, IHandOff
     {
         private static readonly ContextCallback s_step = static state => ((RootRun)state!).Step();
-
-        /// <summary>
-        /// How long a started process may run before it parks or ends and still have the next start
-        /// wait for it on its thread. A tenth of the watchdog's tick: processes that communicate
-        /// park within microseconds; one that computes longer should not serialise the others.
-        /// </summary>
-        private static readonly TimeSpan ComputingThreshold = TimeSpan.FromMicroseconds(100);
 
         private readonly Parallel _parallel;
         private List<Exception>? _errors;
@@ -70,10 +62,6 @@ public sealed partial class Parallel
         private int _depth;
         private Parallel? _nextOwner;
         private int _nextIndex;
-
-        // Whether the last process the walk started ran longer than ComputingThreshold before it
-        // parked or ended (see Step).
-        private bool _computing;
 
         internal RootRun(Parallel parallel, ExecutionContext asyncContext, CancellationToken token)
             : base(TaskCreationOptions.RunContinuationsAsynchronously)
@@ -104,7 +92,7 @@ public sealed partial class Parallel
         {
             if (TryFindNextAsyncProcess())
             {
-                HandOff.Dispatch(this);
+                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
             }
             else
             {
@@ -147,16 +135,8 @@ public sealed partial class Parallel
             // call the walk belongs to whoever runs that item: nothing here touches it again.
             if (TryFindNextAsyncProcess())
             {
-                if (Volatile.Read(ref _computing))
-                {
-                    // The last process computed for a while before it gave its thread back: this
-                    // one may too, so the next start goes where an idle thread can steal it now.
-                    System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
-                }
-                else
-                {
-                    HandOff.Dispatch(this);
-                }
+                // To this thread's local queue, where an idle thread steals it at once (see the remarks).
+                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
             }
             else
             {
@@ -164,12 +144,7 @@ public sealed partial class Parallel
                 ProcessEnded();
             }
 
-            long started = Stopwatch.GetTimestamp();
             owner.StartAsyncProcess(index);
-
-            // A hint for the step after next (the next one is dispatched already), written after the
-            // walk has moved on: a plain flag, read with whatever value it has then.
-            Volatile.Write(ref _computing, Stopwatch.GetElapsedTime(started) > ComputingThreshold);
         }
 
         /// <summary>
