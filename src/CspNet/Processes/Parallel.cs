@@ -47,8 +47,8 @@ namespace CspNet;
 /// Cost: a parallel of up to two processes is one object (64 bytes); more processes move into
 /// one array (a slot per process, and one for the task of a running async process). A run
 /// allocates nothing per process or per nested parallel: one walk per run starts the whole tree
-/// depth first, each async process from a step that hands the next step on (on the same thread
-/// once the process it started parks, else through the thread pool), and every process of the
+/// depth first, each async process from a thread-pool work item that queues the next one before
+/// it runs its process, and every process of the
 /// run, however deeply nested, reports its end through one delegate and one count kept by the
 /// run. A nested parallel is started by the walk, without a task of its own, and is finished
 /// (its processes' exceptions collected, ready to run again) when the whole run ends. Only a run

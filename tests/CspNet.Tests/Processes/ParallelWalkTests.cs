@@ -4,9 +4,9 @@ using static CspNet.Tests.Processes.ProcessTestHelpers;
 namespace CspNet.Tests.Processes;
 
 /// <summary>
-/// A run starts its whole tree with one walk, depth first, one step per async process, each step
-/// handed to the next as a hand-off; its end walks the tree again with the walk's array, not
-/// recursion. These tests cover the shapes that walk must get through: deep nesting, cycles, thread
+/// A run starts its whole tree with one walk, depth first, one step (a thread-pool work item) per
+/// async process, each step queuing the next before it runs its process; its end walks the tree
+/// again with the walk's array, not recursion. These tests cover the shapes that walk must get through: deep nesting, cycles, thread
 /// processes met on the way, a process that holds its thread, and a run started from inside one.
 /// </summary>
 public class ParallelWalkTests
