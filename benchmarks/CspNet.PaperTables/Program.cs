@@ -336,7 +336,7 @@ internal static class Program
 
         Console.WriteLine();
         PrintTable(
-            ["Processes", "JVMCSP s", "JVMCSP GB", "JVMCSP B/iter", "CspNet s", "create/park/end s", "CPU s", "live GB", "B/iter", "B/process", "peak RSS GB", "RSS/live", "GC pause s", "GCs 0/1/2", "note"],
+            ["Processes", "JVMCSP s", "JVMCSP GB", "JVMCSP B/iter", "CspNet s", "create/park/end s", "CPU s", "live GB", "B/iter", "B/process", "peak RSS GB", "RSS/live", "GC pause s", "GCs 0/1/2", "pool items/iter", "note"],
             results.Select(r =>
             {
                 (long Processes, double Seconds, double Gb)? paper = s_jvmcsp.Where(p => p.Processes == r.Processes).Select(p => ((long, double, double)?)p).FirstOrDefault();
@@ -356,9 +356,11 @@ internal static class Program
                     N(r.PeakWorkingSet / live, 2),
                     N(r.GcPauseSeconds, 2),
                     $"{r.Gen0Collections}/{r.Gen1Collections}/{r.Gen2Collections}",
+                    N((double)r.WorkItems / r.Units, 2),
                     r.StoppedForMemory ? $"stopped by the memory guard (asked {N(r.ProcessesRequested)})" : "",
                 ];
             }));
+        Console.WriteLine("  pool items/iter = .NET thread-pool work items completed in the timed phases, per iteration.");
         Console.WriteLine("  JVMCSP GB is the paper's \"Memory Used\" (decimal GB assumed); B/iter divides it by its iterations (processes - 1) / 7.");
         Console.WriteLine("  CspNet s = create + start to parked + release to end (wall clock); CPU s = this process's CPU time in those phases (all threads, GC included).");
         Chart(options, dir => Charts.WriteLive(dir, "jvmcsp-live.png", "JVMCSP Table 3: JVMCSP's program, processes against memory", JvmcspPoints, results));

@@ -572,7 +572,8 @@ internal sealed record LiveResult(
     double CpuSeconds,
     int Gen0Collections,
     int Gen1Collections,
-    int Gen2Collections)
+    int Gen2Collections,
+    long WorkItems)
 {
     internal long Processes => (ProcessesPerUnit * Units) + ExtraProcesses;
 
@@ -628,6 +629,7 @@ internal static class LiveRunner
         long before = measureMemory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
         var gc = new GcPhases();
 
+        long workItemsStart = ThreadPool.CompletedWorkItemCount;
         TimeSpan cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
         var watch = Stopwatch.StartNew();
         var main = new Parallel();
@@ -654,7 +656,7 @@ internal static class LiveRunner
         gc.EndPhase();
         TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
         long afterCreate = measureMemory ? GC.GetTotalMemory(forceFullCollection: true) : 0;
-        log?.Invoke($"  created {created:N0} units in {createSeconds:F2} s");
+        log?.Invoke($"  created {created:N0} units in {createSeconds:F2} s (CPU {cpu.TotalSeconds:F2} s, load {LoadAverage()})");
 
         gc.StartPhase();
         cpuStart = Process.GetCurrentProcess().TotalProcessorTime;
@@ -663,8 +665,10 @@ internal static class LiveRunner
         WaitUntilParked(gate, parkingPerUnit * created, run);
         double startSeconds = watch.Elapsed.TotalSeconds;
         gc.EndPhase();
-        cpu += Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
-        log?.Invoke($"  all {parkingPerUnit * created:N0} parking processes parked after {startSeconds:F2} s");
+        TimeSpan phaseCpu = Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
+        cpu += phaseCpu;
+        long workItems = ThreadPool.CompletedWorkItemCount - workItemsStart;
+        log?.Invoke($"  all {parkingPerUnit * created:N0} parking processes parked after {startSeconds:F2} s (CPU {phaseCpu.TotalSeconds:F2} s, {workItems:N0} thread-pool work items, load {LoadAverage()})");
 
         long parked = 0;
         long heap = 0;
@@ -686,13 +690,31 @@ internal static class LiveRunner
         run.GetAwaiter().GetResult();
         double releaseSeconds = watch.Elapsed.TotalSeconds;
         gc.EndPhase();
-        cpu += Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
+        phaseCpu = Process.GetCurrentProcess().TotalProcessorTime - cpuStart;
+        cpu += phaseCpu;
         long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedStart;
         long peak = PeakWorkingSet();
-        log?.Invoke($"  released, all ended after {releaseSeconds:F2} s");
+        log?.Invoke($"  released, all ended after {releaseSeconds:F2} s (CPU {phaseCpu.TotalSeconds:F2} s)");
 
         return new LiveResult(units, created, shape.PerUnit, shape.Extra, stoppedForMemory, createSeconds, startSeconds, releaseSeconds,
-            before, afterCreate, parked, heap, workingSet, peak, allocated, gc.Pause.TotalSeconds, cpu.TotalSeconds, gc.Gen0, gc.Gen1, gc.Gen2);
+            before, afterCreate, parked, heap, workingSet, peak, allocated, gc.Pause.TotalSeconds, cpu.TotalSeconds, gc.Gen0, gc.Gen1, gc.Gen2, ThreadPool.CompletedWorkItemCount - workItemsStart);
+    }
+
+    /// <summary>The machine's load averages (Linux), printed beside the phases' times.</summary>
+    private static string LoadAverage()
+    {
+        try
+        {
+            return string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
+        }
+        catch (IOException)
+        {
+            return "?";
+        }
+        catch (UnauthorizedAccessException)
+        {
+            return "?";
+        }
     }
 
     /// <summary>Waits until every parking process has reported it is about to park and the thread pool has run dry.</summary>

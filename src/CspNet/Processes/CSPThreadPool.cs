@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Threading;
+using CspNet.Internal.Processes;
 
 namespace CspNet;
 
@@ -155,8 +156,8 @@ public sealed class CSPThreadPool : IDisposable
     }
 
     /// <summary>
-    /// Runs <paramref name="work"/> on a pool thread at <paramref name="priority"/>, then puts the
-    /// thread back in the pool, then calls <paramref name="ended"/> on it. Neither may throw;
+    /// Runs <paramref name="work"/> on a pool thread at its priority, then puts the thread back in
+    /// the pool, then calls its <see cref="IPooledStart.Ended"/> on it. Neither may throw;
     /// <see cref="Parallel"/> wraps each process so that it does not.
     /// </summary>
     /// <remarks>
@@ -172,7 +173,7 @@ public sealed class CSPThreadPool : IDisposable
     /// the few threads that are awake.
     /// </remarks>
     /// <exception cref="ObjectDisposedException">The pool is disposed.</exception>
-    internal void Start(Action work, Action ended, ThreadPriority priority)
+    internal void Start(IPooledStart work)
     {
         PooledThread? thread;
         int stackSize;
@@ -180,7 +181,7 @@ public sealed class CSPThreadPool : IDisposable
         lock (_lock)
         {
             ThrowIfDisposedLocked();
-            _queued.Enqueue(new StartRequest(work, ended, priority));
+            _queued.Enqueue(new StartRequest(work));
             if (_waking >= StarterWakes)
             {
                 // Threads are on their way already: each hands on queued starts as it wakes, and
@@ -304,8 +305,8 @@ public sealed class CSPThreadPool : IDisposable
 
     private void OnThreadExited() => Interlocked.Decrement(ref _threadCount);
 
-    /// <summary>A process to run: the work, what to call when it has ended, and the thread's priority meanwhile.</summary>
-    private readonly record struct StartRequest(Action Work, Action Ended, ThreadPriority Priority);
+    /// <summary>A process to run (a struct, so that the queue and the handing on allocate nothing).</summary>
+    private readonly record struct StartRequest(IPooledStart Work);
 
     /// <summary>One pool thread: waits for work, runs it, returns itself to the pool.</summary>
     private sealed class PooledThread
@@ -384,13 +385,13 @@ public sealed class CSPThreadPool : IDisposable
             StartRequest? next = start;
             while (next is { } current)
             {
-                SetPriority(current.Priority);
-                current.Work();
+                SetPriority(current.Work.Priority);
+                current.Work.Run();
 
                 // Back in the pool before the end is reported, so that whoever observes the end
                 // (a Parallel starting its next run, a test) sees the thread as reusable.
                 next = _pool.ReturnToPool(this);
-                current.Ended();
+                current.Work.Ended();
             }
         }
 

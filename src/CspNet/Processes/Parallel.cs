@@ -46,20 +46,20 @@ namespace CspNet;
 /// <para>
 /// Cost: a parallel of up to two processes is one object (64 bytes); more processes move into
 /// one array (a slot per process, and one for the task of a running async process). A run
-/// allocates nothing per process or per nested parallel: async processes are started by queuing
-/// the parallel itself to the thread pool, each execution queuing it again for the next one,
-/// and every process of the run, however deeply nested, reports its end through one delegate and
-/// one count kept by the run. A nested parallel is started directly by its parent, without a task
-/// of its own, and is finished (its processes' exceptions collected, ready to run again) when the
-/// whole run ends. Only a run started by <see cref="RunAsync"/> allocates a task.
+/// allocates nothing per process or per nested parallel: one walk per run starts the whole tree
+/// depth first, each async process from a thread-pool work item that queues the next one before
+/// it runs its process, and every process of the
+/// run, however deeply nested, reports its end through one delegate and one count kept by the
+/// run. A nested parallel is started by the walk, without a task of its own, and is finished
+/// (its processes' exceptions collected, ready to run again) when the whole run ends. Only a run
+/// started by <see cref="RunAsync"/> allocates a task.
 /// </para>
 /// </remarks>
-public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoolWorkItem
+public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess
 {
-    private static readonly ContextCallback s_startNextInContext = static state => ((Parallel)state!).StartNextAsyncProcess();
-
     // Processes (an IAsyncCSPProcess, a nested Parallel, or a ThreadEntry) are kept as
-    // Parallel.Storage.cs says. The next index a pool start takes:
+    // Parallel.Storage.cs says. The next index the run's walk looks at (see RootRun), and a
+    // mark of the walk that finishes the run:
     private int _nextToStart;
 
     // The run this parallel is part of (it started it, or an ancestor did), or null when idle: a
@@ -78,8 +78,17 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
     /// <summary>Creates a parallel of thread processes.</summary>
     /// <param name="processes">The processes to run.</param>
     public Parallel(params ICSPProcess[] processes)
+        : this((ReadOnlySpan<ICSPProcess>)(processes ?? throw new ArgumentNullException(nameof(processes))))
     {
-        ArgumentNullException.ThrowIfNull(processes);
+    }
+
+    /// <summary>
+    /// Creates a parallel of thread processes; <c>new Parallel(a, b)</c> binds here and allocates no
+    /// array for its arguments.
+    /// </summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params ReadOnlySpan<ICSPProcess> processes)
+    {
         Reserve(processes.Length);
         foreach (ICSPProcess process in processes)
         {
@@ -91,9 +100,17 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
     /// <summary>Creates a parallel of async processes.</summary>
     /// <param name="processes">The processes to run.</param>
     public Parallel(params IAsyncCSPProcess[] processes)
+        : this((ReadOnlySpan<IAsyncCSPProcess>)(processes ?? throw new ArgumentNullException(nameof(processes))))
     {
-        ArgumentNullException.ThrowIfNull(processes);
+    }
 
+    /// <summary>
+    /// Creates a parallel of async processes; <c>new Parallel(a, b)</c> binds here and allocates no
+    /// array for its arguments (JVMCSP's program makes two such parallels per iteration, millions).
+    /// </summary>
+    /// <param name="processes">The processes to run.</param>
+    public Parallel(params ReadOnlySpan<IAsyncCSPProcess> processes)
+    {
         // Room for the tasks too, so that a run never has to grow the array.
         Reserve(processes.Length);
         foreach (IAsyncCSPProcess process in processes)
@@ -109,7 +126,17 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
     /// </summary>
     /// <param name="processes">The nested parallels.</param>
     public Parallel(params Parallel[] processes)
-        : this((IAsyncCSPProcess[])processes)
+        : this((ReadOnlySpan<Parallel>)(processes ?? throw new ArgumentNullException(nameof(processes))))
+    {
+    }
+
+    /// <summary>
+    /// Creates a parallel of nested parallels; <c>new Parallel(a, b)</c> binds here and allocates
+    /// no array for its arguments. They run as async processes.
+    /// </summary>
+    /// <param name="processes">The nested parallels.</param>
+    public Parallel(params ReadOnlySpan<Parallel> processes)
+        : this((ReadOnlySpan<IAsyncCSPProcess>)processes)
     {
     }
 
@@ -233,30 +260,18 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
             return Task.CompletedTask;
         }
 
-        StartAll(root);
-
-        // The run held one count of its own while processes started, so that none could end it early.
-        root.ProcessEnded();
+        // The run holds one count of its own until its walk has started every process, so that none
+        // can end it early.
+        root.AddProcesses(CountOwnProcesses());
+        root.Start();
         return root.Task;
     }
 
     Task IAsyncCSPProcess.RunAsync(CancellationToken cancellationToken) => RunAsync(cancellationToken);
 
-    /// <summary>
-    /// Starts the next async process of the current run: a parallel queues itself to the thread
-    /// pool for its async processes (an implementation detail; calling it does nothing useful).
-    /// </summary>
-    void IThreadPoolWorkItem.Execute()
-    {
-        if (_owner is not null)
-        {
-            ExecutionContext.Run(Root.AsyncContext, s_startNextInContext, this);
-        }
-    }
-
-    private static object ThreadItem(ICSPProcess process, ThreadPriority priority) =>
+    private object ThreadItem(ICSPProcess process, ThreadPriority priority) =>
         // A nested parallel only waits for its children: run it without tying up a thread.
-        process is Parallel nested ? nested : new ThreadEntry(process, priority);
+        process is Parallel nested ? nested : new ThreadEntry(this, process, priority);
 
     private static InvalidOperationException AlreadyRunning() =>
         new("This Parallel is already running; wait for the run to end, or create another Parallel.");
@@ -306,16 +321,10 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
         }
     }
 
-    /// <summary>
-    /// Starts every process: thread processes on the pool, nested parallels here (they only
-    /// start their own processes), async processes by queuing this parallel once for each, so that
-    /// a process that computes before its first await does not serialise the others.
-    /// </summary>
-    private void StartAll(RootRun root)
+    /// <summary>Processes the run counts for this parallel: all but the nested parallels, which count their own.</summary>
+    private int CountOwnProcesses()
     {
-        // Every process but the nested parallels (which count their own) is counted in the run
-        // before any starts. Read once: the last start may let this parallel's processes end
-        // before the loop does (the run cannot end meanwhile: it holds a count of its own).
+        // Read once: adds are refused while a run is in progress.
         int count = _count;
         int processes = 0;
         for (int i = 0; i < count; i++)
@@ -326,123 +335,13 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
             }
         }
 
-        root.AddProcesses(processes);
-        ExecutionContext? threadContext = null;
-        CSPThreadPool? pool = null;
-        bool hasAsync = false;
-        for (int i = 0; i < count; i++)
-        {
-            switch (ProcessAt(i))
-            {
-                case ThreadEntry thread:
-                    threadContext ??= root.ThreadContext;
-                    pool ??= ThreadPool;
-                    StartThreadProcess(thread, threadContext, pool);
-                    break;
-                case Parallel nested:
-                    StartNested(nested, root);
-                    break;
-                default:
-                    hasAsync = true;
-                    break;
-            }
-        }
-
-        if (hasAsync)
-        {
-            // One work item for all the async processes: each execution queues the next before it
-            // runs its own (see StartNextAsyncProcess).
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
-        }
+        return processes;
     }
 
-    private void StartThreadProcess(ThreadEntry thread, ExecutionContext context, CSPThreadPool pool)
+    /// <summary>Runs async process <paramref name="index"/> of this parallel; called by the run's walk, on a pool thread, in the run's context for async processes.</summary>
+    private void StartAsyncProcess(int index)
     {
-        try
-        {
-            pool.Start(() => RunThreadProcess(thread.Process, context), OnProcessEnded, thread.Priority);
-        }
-        catch (ObjectDisposedException exception)
-        {
-            // The pool was disposed after the check in TryBeginRun: this process cannot start.
-            AddError(exception);
-            ProcessEnded();
-        }
-    }
-
-    private void RunThreadProcess(ICSPProcess process, ExecutionContext context)
-    {
-        bool counted = CoreMetrics.EnterLive(CoreMetrics.ThreadKind);
-        try
-        {
-            // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
-            // restores the pool thread's own context afterwards, so nothing the process set
-            // is seen by the next process on this thread.
-            ExecutionContext.Run(context, static state => ((ICSPProcess)state!).Run(), process);
-        }
-#pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
-        catch (Exception exception)
-#pragma warning restore CA1031
-        {
-            AddError(exception);
-        }
-        finally
-        {
-            if (counted)
-            {
-                CoreMetrics.LeaveLive(CoreMetrics.ThreadKind);
-            }
-        }
-    }
-
-    /// <summary>Starts a nested parallel as part of this run: its processes report their ends and exceptions to the run.</summary>
-    private static void StartNested(Parallel nested, RootRun root)
-    {
-        if (!nested.TryBeginRun(root, out bool empty))
-        {
-            root.AddError(AlreadyRunning());
-            return;
-        }
-
-        if (!empty)
-        {
-            nested.StartAll(root);
-        }
-    }
-
-    /// <summary>Starts the next async process; runs on a pool thread, in the run's context for async processes.</summary>
-    private void StartNextAsyncProcess()
-    {
-        int count = _count;
-        int index;
-        object process;
-        do
-        {
-            // Thread processes and nested parallels were started by StartAll: skip them.
-            index = Interlocked.Increment(ref _nextToStart) - 1;
-            if (index >= count)
-            {
-                return;
-            }
-
-            process = ProcessAt(index);
-        }
-        while (process is ThreadEntry or Parallel);
-
-        // Queue the start of the next async process before running this one, so that a process
-        // that computes before its first await does not serialise the others (another pool thread
-        // steals it from this thread's local queue). One work item in flight per parallel, rather
-        // than one per process queued at once: at JVMCSP's sizes the global queue held millions
-        // of items, in segments that lived (and were copied by the GC) until it drained.
-        for (int next = index + 1; next < count; next++)
-        {
-            if (ProcessAt(next) is not (ThreadEntry or Parallel))
-            {
-                System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: true);
-                break;
-            }
-        }
-
+        object process = ProcessAt(index);
         var asyncProcess = (IAsyncCSPProcess)process;
         bool counted = CoreMetrics.EnterLive(CoreMetrics.AsyncKind);
         Task task;
@@ -466,7 +365,7 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
             return;
         }
 
-        // The task is looked at again only when the whole run has ended (see FinishRun), so one
+        // The task is looked at again only when the whole run has ended (see RootRun.Finish), so one
         // delegate, the run's, serves every process of the run. A process counted in
         // cspnet.process.live gets a delegate of its own that counts it out: an allocation only
         // while someone listens, rather than a field in every parallel (a program may hold millions).
@@ -487,42 +386,6 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
     }
 
     private void ProcessEnded() => Root.ProcessEnded();
-
-    /// <summary>
-    /// Every process of the run has ended: collects the async processes' exceptions of this
-    /// parallel and of every nested parallel the run started, and makes each runnable again.
-    /// Walks the tree with a stack of its own: nesting may be deeper than the thread's stack.
-    /// </summary>
-    private void FinishRun(RootRun root)
-    {
-        var pending = new Stack<Parallel>();
-        pending.Push(this);
-        while (pending.TryPop(out Parallel? parallel))
-        {
-            // A parallel added twice to the tree was started (and is finished) once.
-            if (parallel._owner != root)
-            {
-                continue;
-            }
-
-            int count = parallel._count;
-            for (int i = 0; i < count; i++)
-            {
-                object process = parallel.ProcessAt(i);
-                if (process is Parallel nested)
-                {
-                    pending.Push(nested);
-                }
-                else if (process is not ThreadEntry && parallel.TakeTask(i) is { } task)
-                {
-                    AddErrors(root, task);
-                }
-            }
-
-            // From here on this parallel may be run again.
-            Volatile.Write(ref parallel._owner, null);
-        }
-    }
 
     /// <summary>The exceptions of a completed process task: all those it holds, as a nested Parallel holds several.</summary>
     private static void AddErrors(RootRun root, Task task)
@@ -553,83 +416,56 @@ public sealed partial class Parallel : ICSPProcess, IAsyncCSPProcess, IThreadPoo
             "make RunAsync an async method, or return Task.CompletedTask when it has nothing to do.");
     }
 
-    /// <summary>A thread process and the priority of its thread.</summary>
-    private sealed class ThreadEntry(ICSPProcess process, ThreadPriority priority)
-    {
-        internal ICSPProcess Process { get; } = process;
-
-        internal ThreadPriority Priority { get; } = priority;
-    }
-
     /// <summary>
-    /// What a run started by <see cref="RunAsync"/> shares with its nested parallels: contexts,
-    /// token, every exception of the whole tree (they are never nested), and the task.
+    /// A thread process and the priority of its thread: its own start on the pool (an
+    /// <see cref="IPooledStart"/>), so that starting it allocates nothing.
     /// </summary>
-    private sealed class RootRun : TaskCompletionSource
+    private sealed class ThreadEntry(Parallel owner, ICSPProcess process, ThreadPriority priority) : IPooledStart
     {
-        private readonly Parallel _parallel;
-        private List<Exception>? _errors;
-        private ExecutionContext? _threadContext;
+        private static readonly ContextCallback s_run = static state => ((ICSPProcess)state!).Run();
 
-        // Processes of the whole tree that have not ended, plus one held while they start.
-        private long _remaining = 1;
+        public ThreadPriority Priority { get; } = priority;
 
-        internal RootRun(Parallel parallel, ExecutionContext asyncContext, CancellationToken token)
-            : base(TaskCreationOptions.RunContinuationsAsynchronously)
+        /// <summary>Starts the process on the parallel's pool, as part of the current run.</summary>
+        internal void Start()
         {
-            _parallel = parallel;
-            AsyncContext = asyncContext;
-            Token = token;
-            OnProcessEnded = ProcessEnded;
-        }
-
-        /// <summary>Counts a process of the tree down: one delegate for every process of the run, however nested.</summary>
-        internal Action OnProcessEnded { get; }
-
-        internal void AddProcesses(int count) => Interlocked.Add(ref _remaining, count);
-
-        internal void ProcessEnded()
-        {
-            if (Interlocked.Decrement(ref _remaining) == 0)
+            try
             {
-                _parallel.FinishRun(this);
-                Complete();
+                owner.ThreadPool.Start(this);
+            }
+            catch (ObjectDisposedException exception)
+            {
+                // The pool was disposed after the check in TryBeginRun: this process cannot start.
+                owner.AddError(exception);
+                owner.ProcessEnded();
             }
         }
 
-        internal ExecutionContext AsyncContext { get; }
-
-        internal CancellationToken Token { get; }
-
-        /// <summary>The context for thread processes, derived on first need (most runs have none).</summary>
-        internal ExecutionContext ThreadContext =>
-            _threadContext ?? Interlocked.CompareExchange(ref _threadContext, RunContexts.ForThreadProcesses(AsyncContext), null) ?? _threadContext;
-
-        internal void AddError(Exception exception)
+        public void Run()
         {
-            List<Exception> errors = _errors ?? Interlocked.CompareExchange(ref _errors, [], null) ?? _errors;
-            lock (errors)
+            bool counted = CoreMetrics.EnterLive(CoreMetrics.ThreadKind);
+            try
             {
-                errors.Add(exception);
+                // Processes see the caller's AsyncLocal values and culture, as tasks do; Run
+                // restores the pool thread's own context afterwards, so nothing the process set
+                // is seen by the next process on this thread.
+                ExecutionContext.Run(owner.Root.ThreadContext, s_run, process);
+            }
+#pragma warning disable CA1031 // A process's exception is collected and rethrown by Run, never swallowed.
+            catch (Exception exception)
+#pragma warning restore CA1031
+            {
+                owner.AddError(exception);
+            }
+            finally
+            {
+                if (counted)
+                {
+                    CoreMetrics.LeaveLive(CoreMetrics.ThreadKind);
+                }
             }
         }
 
-        /// <summary>Every process of the tree has ended, so every error has been added: no lock needed.</summary>
-        private void Complete()
-        {
-            if (_errors is not { } errors)
-            {
-                SetResult();
-            }
-            else if (Token.IsCancellationRequested && errors.TrueForAll(static e => e is OperationCanceledException))
-            {
-                SetCanceled(Token);
-            }
-            else
-            {
-                // Each exception directly in the task's AggregateException, as Task.WhenAll does.
-                SetException(errors);
-            }
-        }
+        public void Ended() => owner.ProcessEnded();
     }
 }

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
+using CspNet.Internal.Processes;
 using Parallel = CspNet.Parallel;
 using static CspNet.Tests.Processes.ProcessTestHelpers;
 
@@ -309,7 +310,7 @@ public class CSPThreadPoolTests
         pool.Dispose();
         pool.Dispose(); // a second Dispose does nothing
 
-        ObjectDisposedException startError = Assert.Throws<ObjectDisposedException>(() => pool.Start(() => { }, () => { }, ThreadPriority.Normal));
+        ObjectDisposedException startError = Assert.Throws<ObjectDisposedException>(() => pool.Start(new NothingToRun()));
         Assert.Contains("CSPThreadPool.Default", startError.Message, StringComparison.Ordinal);
 
         // Through Parallel: refused before anything starts, so the Parallel is not left running.
@@ -540,5 +541,19 @@ public class CSPThreadPoolTests
         used += FrameBytes;
         Recurse(ref used);
         GC.KeepAlive(frame[FrameBytes - 1]);
+    }
+
+    /// <summary>A start with nothing to run, for the pool's own checks.</summary>
+    private sealed class NothingToRun : IPooledStart
+    {
+        public ThreadPriority Priority => ThreadPriority.Normal;
+
+        public void Run()
+        {
+        }
+
+        public void Ended()
+        {
+        }
     }
 }

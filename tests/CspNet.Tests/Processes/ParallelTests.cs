@@ -467,6 +467,39 @@ public class ParallelTests
         Assert.Throws<ArgumentNullException>("processes", () => new Parallel((IAsyncCSPProcess[])null!));
         Assert.Throws<ArgumentNullException>("process", () => new Parallel(new ICSPProcess[] { null! }));
         Assert.Throws<ArgumentNullException>("process", () => new Parallel(new IAsyncCSPProcess[] { null! }));
+        Assert.Throws<ArgumentNullException>("processes", () => new Parallel((Parallel[])null!));
+        Assert.Throws<ArgumentNullException>("process", () => new Parallel(new Parallel(), null!));
+        Assert.Throws<ArgumentNullException>("process", () => new Parallel(new AsyncActionProcess(_ => Task.CompletedTask), null!));
+        Assert.Throws<ArgumentNullException>("process", () => new Parallel(new ActionProcess(() => { }), null!));
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task Constructors_ProcessesAsArguments_AllocateNoArgumentArrayAndRun()
+    {
+        // new Parallel(a, b) binds to the params ReadOnlySpan constructors: the parallel is the only allocation.
+        int runs = 0;
+        var first = new AsyncActionProcess(_ =>
+        {
+            Interlocked.Increment(ref runs);
+            return Task.CompletedTask;
+        });
+        var second = new AsyncActionProcess(_ =>
+        {
+            Interlocked.Increment(ref runs);
+            return Task.CompletedTask;
+        });
+        _ = new Parallel(first, second);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var pair = new Parallel(first, second);
+        long alone = GC.GetAllocatedBytesForCurrentThread() - before;
+        before = GC.GetAllocatedBytesForCurrentThread();
+        var withArray = new Parallel(new IAsyncCSPProcess[] { first, second });
+        long withArrayBytes = GC.GetAllocatedBytesForCurrentThread() - before;
+
+        Assert.True(alone < withArrayBytes, $"new Parallel(a, b) allocated {alone} B, with an explicit array {withArrayBytes} B");
+        await new Parallel(pair, withArray).RunAsync();
+        await new Parallel(new ActionProcess(() => Interlocked.Increment(ref runs)), new ActionProcess(() => Interlocked.Increment(ref runs))).RunAsync();
+        Assert.Equal(6, runs);
     }
 
     [Fact]
