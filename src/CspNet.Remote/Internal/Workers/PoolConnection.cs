@@ -84,6 +84,17 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         var connection = new PoolConnection(pool, channel, call, shipper, logger);
         try
         {
+            // A dead pool fails the call within PeerTimeout (keep-alive); this bound is for a live
+            // pool that does not answer. Generous: a pool just started answers its first call
+            // slowly on a loaded machine (cold JIT), and giving up on it sends its processes home.
+            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            timeout.CancelAfter(ReserveTimeout(options));
+
+            // The pool admits the call by sending its headers, or refuses it with a trailers-only
+            // UNAUTHENTICATED that this await throws: nothing is written before that, so the
+            // refusal cannot be lost to a write it cut short (which reads as an unreachable pool
+            // and would send the processes home quietly).
+            _ = await call.ResponseHeadersAsync.WaitAsync(timeout.Token).ConfigureAwait(false);
             try
             {
                 await call.RequestStream.WriteAsync(new Proto.ClientFrame { Reserve = new Proto.Reserve { Workers = wanted, Client = label } }, cancellationToken).ConfigureAwait(false);
@@ -97,11 +108,6 @@ internal sealed partial class PoolConnection : IAsyncDisposable
                 // ended, so it does not wait).
             }
 
-            // A dead pool fails the call within PeerTimeout (keep-alive); this bound is for a live
-            // pool that does not answer. Generous: a pool just started answers its first call
-            // slowly on a loaded machine (cold JIT), and giving up on it sends its processes home.
-            using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            timeout.CancelAfter(ReserveTimeout(options));
             if (!await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false) || call.ResponseStream.Current.FrameCase != Proto.PoolFrame.FrameOneofCase.Granted)
             {
                 throw new RpcException(new Status(StatusCode.Internal, "The pool did not answer Reserve with Granted."));
