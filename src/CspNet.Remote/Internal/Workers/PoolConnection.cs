@@ -90,10 +90,11 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
             timeout.CancelAfter(ReserveTimeout(options));
 
-            // The pool admits the call by sending its headers, or refuses it with a trailers-only
-            // UNAUTHENTICATED that this await throws: nothing is written before that, so the
-            // refusal cannot be lost to a write it cut short (which reads as an unreachable pool
-            // and would send the processes home quietly).
+            // Nothing is written until the pool has answered the call: with its headers when it
+            // admits it, or with the whole (trailers-only) UNAUTHENTICATED when it refuses it. So a
+            // refusal is already in when Reserve is written, and the read below reports the pool's
+            // status rather than the client's view of a write the refusal cut short (which reads as
+            // an unreachable pool and would send the processes home quietly).
             _ = await call.ResponseHeadersAsync.WaitAsync(timeout.Token).ConfigureAwait(false);
             try
             {
@@ -101,11 +102,8 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             }
             catch (RpcException) when (!cancellationToken.IsCancellationRequested)
             {
-                // A pool that refuses this program ends the call at once, and a write racing that
-                // fails with the client's own view of the stream (under load: Cancelled), which
-                // would read as an unreachable pool and send the processes home quietly. The
-                // response carries the pool's status: the read below reports it (the call has
-                // ended, so it does not wait).
+                // A refused call has ended, so this write fails; the response carries the pool's
+                // status and the read below reports it (it does not wait: the call is over).
             }
 
             if (!await call.ResponseStream.MoveNext(timeout.Token).ConfigureAwait(false) || call.ResponseStream.Current.FrameCase != Proto.PoolFrame.FrameOneofCase.Granted)

@@ -21,9 +21,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 {
     public override async Task Run(IAsyncStreamReader<Proto.ClientFrame> requestStream, IServerStreamWriter<Proto.PoolFrame> responseStream, ServerCallContext context)
     {
-        // Headers first: a client waits for them before it writes Reserve, so a caller this pool
-        // refuses (PoolTokenInterceptor, before this method) learns UNAUTHENTICATED from the
-        // response alone, never from a write racing the refusal.
+        // Headers first: a client waits for them (or, from a caller this pool refuses in
+        // PoolTokenInterceptor, for the trailers-only UNAUTHENTICATED) before it writes Reserve,
+        // so no write of its can race the refusal.
         await context.WriteResponseHeadersAsync([]).ConfigureAwait(false);
         var session = new Session(pool, responseStream, context);
         try
