@@ -1,13 +1,13 @@
-using System;
 using System.Collections.Generic;
-using System.Threading;
 using System.Threading.Tasks;
+using System.Threading;
+using System;
 using CspNet.Internal.Processes;
-using CspNet.Remote;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
-using Microsoft.Extensions.Logging;
+using CspNet.Remote;
 using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Logging;
 
 namespace CspNet;
 

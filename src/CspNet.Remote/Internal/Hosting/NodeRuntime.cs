@@ -1,8 +1,9 @@
 using System;
-using Microsoft.Extensions.Logging;
+using CspNet.Remote.Internal.Homes;
 using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>What every part of one program's node shares: options, identity, hosted constructs, links.</summary>
 internal sealed class NodeRuntime

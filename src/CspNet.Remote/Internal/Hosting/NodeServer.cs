@@ -1,19 +1,21 @@
-using System;
 using System.Linq;
 using System.Net;
-using System.Threading;
 using System.Threading.Tasks;
+using System.Threading;
+using System;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Hosting;
-using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
 /// The gRPC endpoint of one program: Kestrel, HTTP/2 only (h2c: clients speak HTTP/2 without TLS

@@ -1,6 +1,8 @@
 using System;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Transport;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>The errors getters give for names that are invalid or used inconsistently.</summary>
 internal static class NameRules

@@ -1,9 +1,10 @@
-using System;
-using System.Threading;
 using System.Threading.Tasks;
+using System.Threading;
+using System;
+using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>How a node uses its <see cref="NameServerClient"/>: the getters' view of names.</summary>
 internal static class NameServerClients

@@ -1,11 +1,13 @@
-using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Net.Http;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
-using System.Threading;
 using System.Threading.Tasks;
+using System.Threading;
+using System;
+using CspNet.Remote.Internal.Diagnostics;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.NameServer;
 using Google.Protobuf;
 using Grpc.Core;
@@ -13,7 +15,7 @@ using Grpc.Net.Client;
 using Microsoft.Extensions.Logging;
 using Proto = CspNet.Remote.Protocol.Workers;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>How a job shipped to a pool ended, as <see cref="DistParallel"/> sees it.</summary>
 internal enum JobEnd
