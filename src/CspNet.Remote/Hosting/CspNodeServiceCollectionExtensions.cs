@@ -1,7 +1,7 @@
 using System;
+using CspNet.Remote;
 using CspNet.Remote.Hosting;
 using CspNet.Remote.Internal.Hosting;
-using CspNet.Remote;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;

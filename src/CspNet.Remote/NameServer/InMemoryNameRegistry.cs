@@ -1,13 +1,13 @@
+using System;
 using System.Collections.Generic;
 using System.Globalization;
-using System.Threading.Tasks;
 using System.Threading;
-using System;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Workers;
-using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace CspNet.Remote.NameServer;
 

@@ -1,6 +1,6 @@
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.NameServerStatus;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Workers;

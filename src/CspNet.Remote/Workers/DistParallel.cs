@@ -1,13 +1,13 @@
-using System.Collections.Generic;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Internal.Processes;
+using CspNet.Remote;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
-using CspNet.Remote;
-using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace CspNet;
 

@@ -1,17 +1,17 @@
-using System.Linq;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Workers;
 using Microsoft.AspNetCore.Builder;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging.Abstractions;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 
 namespace CspNet.Remote.Workers;
 

@@ -1,5 +1,5 @@
-using System.Net;
 using System;
+using System.Net;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.Workers;

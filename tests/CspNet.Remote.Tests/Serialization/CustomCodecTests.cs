@@ -1,5 +1,5 @@
-using System.Buffers.Binary;
 using System.Buffers;
+using System.Buffers.Binary;
 using CspNet.Remote.Internal.Serialization;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 

@@ -1,7 +1,7 @@
 using System.Buffers;
-using System.Text.Json.Serialization;
-using System.Text.Json;
 using System.Text;
+using System.Text.Json;
+using System.Text.Json.Serialization;
 using CspNet.Remote.Internal.Serialization;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 

@@ -1,6 +1,6 @@
 using CspNet.Remote.Internal.Serialization;
-using Google.Protobuf.WellKnownTypes;
 using Google.Protobuf;
+using Google.Protobuf.WellKnownTypes;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 
 namespace CspNet.Remote.Tests.Serialization;

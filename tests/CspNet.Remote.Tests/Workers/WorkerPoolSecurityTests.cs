@@ -1,6 +1,6 @@
 using System.Net;
-using System.Security.Cryptography.X509Certificates;
 using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.TestJobs;
 using CspNet.Remote.Workers;

@@ -1,7 +1,7 @@
+using System;
 using System.Buffers;
 using System.IO;
 using System.Threading;
-using System;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Grpc.Core;

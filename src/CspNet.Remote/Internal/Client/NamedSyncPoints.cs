@@ -1,5 +1,5 @@
-using System.Threading.Tasks;
 using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Internal.Processes;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;

@@ -1,9 +1,8 @@
+using System;
 using System.Collections.Concurrent;
+using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
-using System.Threading;
-using System;
-using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
@@ -25,7 +24,7 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed partial class PeerLink : IAsyncDisposable
 {
-    private readonly NodeRuntime _node;
+    private readonly ILinkNode _node;
     private readonly GrpcChannel _channel;
     private readonly AsyncDuplexStreamingCall<ClientFrame, HomeFrame> _call;
     private readonly Channel<ClientFrame> _out = Channel.CreateUnbounded<ClientFrame>(new UnboundedChannelOptions { SingleReader = true });
@@ -43,7 +42,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
 
-    private PeerLink(NodeRuntime node, string host, int port)
+    private PeerLink(ILinkNode node, string host, int port)
     {
         _node = node;
         Target = $"{host}:{port}";
@@ -61,7 +60,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     internal bool IsFailed => _failure is not null;
 
-    internal static async Task<PeerLink> ConnectAsync(NodeRuntime node, string host, int port, CancellationToken cancellationToken)
+    internal static async Task<PeerLink> ConnectAsync(ILinkNode node, string host, int port, CancellationToken cancellationToken)
     {
         var link = new PeerLink(node, host, port);
         link._writer = link.PumpAsync();

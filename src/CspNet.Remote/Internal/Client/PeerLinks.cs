@@ -1,8 +1,8 @@
-using System.Collections.Generic;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
-using CspNet.Remote.Internal.Hosting;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Transport;
 
 namespace CspNet.Remote.Internal.Client;
 
@@ -11,7 +11,7 @@ namespace CspNet.Remote.Internal.Client;
 /// every end homed there. A link found broken is replaced on the next getter, so a peer that
 /// restarted can be used again through new ends (the old ends stay failed: their construct died).
 /// </summary>
-internal sealed class PeerLinks(NodeRuntime runtime) : IAsyncDisposable
+internal sealed class PeerLinks(ILinkNode runtime) : IAsyncDisposable
 {
     private readonly Lock _lock = new();
     private readonly Dictionary<string, Task<PeerLink>> _links = new(StringComparer.OrdinalIgnoreCase);

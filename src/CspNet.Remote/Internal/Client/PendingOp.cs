@@ -1,6 +1,6 @@
+using System;
 using System.Buffers;
 using System.Threading.Tasks;
-using System;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;

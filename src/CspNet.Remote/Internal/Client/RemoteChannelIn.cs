@@ -1,7 +1,7 @@
-using System.Buffers;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Buffers;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Alternation;
 using CspNet.Internal.Processes;
 using CspNet.Remote.Internal.Serialization;

@@ -1,7 +1,7 @@
-using System.Diagnostics;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Internal.Processes;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Serialization;

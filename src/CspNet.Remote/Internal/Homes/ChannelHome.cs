@@ -1,7 +1,7 @@
-using System.Buffers;
-using System.Threading.Tasks;
-using System.Threading;
 using System;
+using System.Buffers;
+using System.Threading;
+using System.Threading.Tasks;
 using CspNet.Internal;
 using CspNet.Remote.Internal.Serialization;
 using CspNet.Remote.Internal.Transport;

@@ -1,8 +1,8 @@
+using System;
 using System.Buffers;
 using System.IO;
-using System.Threading.Tasks;
 using System.Threading;
-using System;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Grpc.Core;

@@ -1,12 +1,11 @@
+using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Threading.Tasks;
 using System.Threading;
-using System;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Client;
 using CspNet.Remote.Internal.Diagnostics;
-using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
@@ -46,7 +45,7 @@ internal sealed partial class HomeSession
     /// </summary>
     internal const int MaxQueuedReplies = 1024;
 
-    private readonly NodeRuntime _node;
+    private readonly IHomeNode _node;
     private readonly Dictionary<uint, HomeEnd> _ends = [];
     private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
     private readonly HashSet<ulong> _oversized = [];
@@ -55,7 +54,7 @@ internal sealed partial class HomeSession
     private string _peer = "a program that has not introduced itself";
     private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
 
-    internal HomeSession(NodeRuntime node) => _node = node;
+    internal HomeSession(IHomeNode node) => _node = node;
 
     internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {

@@ -1,5 +1,4 @@
 using System.Threading.Tasks;
-using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Grpc.Core;
@@ -7,7 +6,7 @@ using Grpc.Core;
 namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>The gRPC Link service of a program: one <see cref="HomeSession"/> per client stream.</summary>
-internal sealed class LinkService(NodeRuntime node) : LinkServiceBase
+internal sealed class LinkService(IHomeNode node) : LinkServiceBase
 {
     public override Task Connect(IAsyncStreamReader<ClientFrame> requestStream, IServerStreamWriter<HomeFrame> responseStream, ServerCallContext context) =>
         new HomeSession(node).RunAsync(requestStream, responseStream, context.CancellationToken);

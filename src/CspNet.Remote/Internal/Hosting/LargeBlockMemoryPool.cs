@@ -1,7 +1,7 @@
+using System;
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Threading;
-using System;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Connections;
 

@@ -1,15 +1,15 @@
+using System;
 using System.Linq;
 using System.Net;
-using System.Threading.Tasks;
 using System.Threading;
-using System;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Hosting.Server.Features;
-using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -60,6 +60,7 @@ internal sealed class NodeServer : IAsyncDisposable
         builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPoolFactory>();
         builder.Services.AddSingleton(runtime);
+        builder.Services.AddSingleton<IHomeNode>(runtime);
         builder.Services.AddGrpc(grpc =>
         {
             grpc.MaxReceiveMessageSize = NodeTransport.MessageLimit(options);

@@ -1,6 +1,6 @@
+using System;
 using System.Net;
 using System.Text;
-using System;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Http;
 

@@ -1,5 +1,5 @@
-using System.Collections.Generic;
 using System;
+using System.Collections.Generic;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 

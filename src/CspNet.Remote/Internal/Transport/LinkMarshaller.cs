@@ -1,5 +1,5 @@
-using System.Buffers;
 using System;
+using System.Buffers;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;

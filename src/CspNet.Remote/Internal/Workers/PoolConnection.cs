@@ -1,11 +1,11 @@
+using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Net.Http;
 using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
-using System.Threading.Tasks;
 using System.Threading;
-using System;
+using System.Threading.Tasks;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.NameServer;

@@ -1,11 +1,11 @@
+using System;
 using System.Buffers;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
+using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
-using System.Threading;
-using System;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Naming;
 using Grpc.Core;

@@ -1,5 +1,5 @@
-using System.Collections.Generic;
 using System;
+using System.Collections.Generic;
 using CspNet.Remote.Internal.Naming;
 using Google.Protobuf;
 using Proto = CspNet.Remote.Protocol.Workers;

@@ -1,8 +1,8 @@
 using System;
-using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
 
-namespace CspNet.Remote.Internal.Naming;
+namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>The errors getters give for names that are invalid or used inconsistently.</summary>
 internal static class NameRules

@@ -1,10 +1,11 @@
-using System.Threading.Tasks;
-using System.Threading;
 using System;
-using CspNet.Remote.Internal.Hosting;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.Internal.Naming;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>How a node uses its <see cref="NameServerClient"/>: the getters' view of names.</summary>
 internal static class NameServerClients
