@@ -1,8 +1,9 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
-using CspNet.Remote.Internal;
 using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.Internal.Workers;
 using Grpc.Core;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
