@@ -20,6 +20,8 @@ internal static class EtcdConnection
         TimeSpan connectTimeout = options.ConnectTimeout;
         void ConfigureChannel(Grpc.Net.Client.GrpcChannelOptions channel)
         {
+            // After etcd comes back, the NameServer reconnects within seconds, not gRPC's default two minutes.
+            channel.MaxReconnectBackoff = TimeSpan.FromSeconds(2);
             if (channel.HttpHandler is SocketsHttpHandler handler)
             {
                 handler.ConnectTimeout = connectTimeout;

@@ -242,18 +242,19 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
             maxWait = _maxResolveWait;
         }
 
+        // The wait counts from the call, the first read included.
+        using CancellationTokenSource? timeout = maxWait > TimeSpan.Zero ? new CancellationTokenSource(maxWait, _time) : null;
         ByteString key = Key(NamesPart, name);
         (NameEntry? found, long revision) = await RunAsync("Resolve", async (options) =>
         {
             RangeResponse range = await _etcd.KVClient.RangeAsync(new RangeRequest { Key = key }, options).ConfigureAwait(false);
             return (range.Kvs.Count > 0 ? ParseName(name, range.Kvs[0]).Entry : null, range.Header.Revision);
         }, cancellationToken).ConfigureAwait(false);
-        if (found is not null || maxWait == TimeSpan.Zero)
+        if (found is not null || timeout is null)
         {
             return found;
         }
 
-        using var timeout = new CancellationTokenSource(maxWait, _time);
         using var wait = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, timeout.Token, _disposing.Token);
         try
         {
@@ -390,13 +391,14 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
         {
             return await body(options).ConfigureAwait(false);
         }
+        catch (Exception e) when (e is RpcException or ObjectDisposedException or OperationCanceledException && Volatile.Read(ref _disposed) != 0)
+        {
+            // Disposing the registry cut the call short.
+            throw new ObjectDisposedException(nameof(EtcdNameRegistry));
+        }
         catch (RpcException e) when (!cancellationToken.IsCancellationRequested)
         {
             throw Translate(e, operation);
-        }
-        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0)
-        {
-            throw new ObjectDisposedException(nameof(EtcdNameRegistry));
         }
     }
 
