@@ -162,8 +162,8 @@ public sealed class EtcdFixture : IAsyncLifetime
     }
 }
 
-/// <summary>Marks a test class whose tests need etcd: they are skipped, saying why, where etcd is not installed (outside CI).</summary>
-[AttributeUsage(AttributeTargets.Class)]
+/// <summary>Marks a test class or method that needs etcd: its <see cref="RegistryFactAttribute"/> and <see cref="RegistryTheoryAttribute"/> tests are skipped, saying why, where etcd is not installed (outside CI).</summary>
+[AttributeUsage(AttributeTargets.Class | AttributeTargets.Method)]
 public sealed class RequiresEtcdAttribute : Attribute;
 
 /// <summary>A fact that is skipped in a <see cref="RequiresEtcdAttribute"/> class when etcd is missing.</summary>
@@ -195,5 +195,7 @@ public sealed class RegistryTheoryDiscoverer(IMessageSink diagnosticMessageSink)
 internal static class EtcdSkip
 {
     internal static string? Of(ITestMethod testMethod) =>
-        testMethod.TestClass.Class.GetCustomAttributes(typeof(RequiresEtcdAttribute)).Any() ? EtcdProcess.SkipReason : null;
+        testMethod.TestClass.Class.GetCustomAttributes(typeof(RequiresEtcdAttribute)).Any() || testMethod.Method.GetCustomAttributes(typeof(RequiresEtcdAttribute)).Any()
+            ? EtcdProcess.SkipReason
+            : null;
 }
