@@ -11,7 +11,7 @@ public enum WriteStyles
     /// <summary>A plain <c>Write</c>/<c>WriteAsync</c>.</summary>
     Plain = 1,
 
-    /// <summary><c>Offer(v)</c>, then a fair selection over the offered output and an idle input; the timeout-free shape.</summary>
+    /// <summary><c>Offer(v)</c>, then a fair selection over the offered output and an idle offered output (a channel nobody reads).</summary>
     Offer = 2,
 
     /// <summary><c>Offer(v)</c>, then a prioritised selection over the offered output and a short timer; the same value is offered again after a timeout.</summary>
@@ -34,7 +34,11 @@ public enum ReadStyles
     /// <summary>A prioritised selection over the reading end and a short timer, then a read; a timeout selects again.</summary>
     SelectWithTimer = 4,
 
-    /// <summary>A hold (<c>TryHold</c>), committed (the value is read) or released (put back), before a plain read.</summary>
+    /// <summary>
+    /// A hold (<c>TryHold</c>), committed (the value is read) or released (put back), before a plain
+    /// read. For a reading end of one process only: a value another reader held and gave back
+    /// comes after what was read meanwhile, which a reader of a shared end may see.
+    /// </summary>
     Hold = 8,
 }
 
@@ -193,7 +197,7 @@ internal sealed class OrderedExchange
         var random = new Random(_seed + writer);
         var idle = new One2OneChannel<int>();
         var timer = new CSTimer();
-        var fair = new Alternative(end, idle.In);
+        var fair = new Alternative(end, idle.Out.Offer(-1));
         var timed = new Alternative(end, timer);
         for (int i = 0; i < _perWriter; i++)
         {
@@ -231,7 +235,7 @@ internal sealed class OrderedExchange
         var random = new Random(_seed + writer);
         var idle = new One2OneChannel<int>();
         var timer = new CSTimer();
-        var fair = new Alternative(end, idle.In);
+        var fair = new Alternative(end, idle.Out.Offer(-1));
         var timed = new Alternative(end, timer);
         for (int i = 0; i < _perWriter; i++)
         {
