@@ -470,12 +470,16 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     }
 #pragma warning restore CA1031
 
-    /// <summary>Hands an item to a parked reader, or stores it in the buffer if there is room; see <see cref="TryTakeLocked"/>.</summary>
+    /// <summary>
+    /// Hands an item to a parked reader, or stores it in the buffer if there is room; see
+    /// <see cref="TryTakeLocked"/>. A reader gets the item directly only while the buffer is empty:
+    /// see <see cref="MayHandToReaderLocked"/>.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryPutLocked(T item, object? self, bool plainOnly, out Waiter<T>? partner)
     {
         AssertLockHeld();
-        partner = plainOnly ? _readers.DequeuePlain() : _readers.DequeueClaimed(self);
+        partner = !MayHandToReaderLocked() ? null : plainOnly ? _readers.DequeuePlain() : _readers.DequeueClaimed(self);
         if (partner is not null)
         {
             partner.Item = item;
@@ -492,6 +496,17 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
         return false;
     }
+
+    /// <summary>
+    /// Whether a value being put may go straight to a parked reader: only while nothing is buffered.
+    /// Plain readers park only on an empty buffer, but an alternation's reader may stay parked
+    /// beside buffered values: an enabling alternation (which cannot claim another one), a
+    /// reservation or a released hold put them there and only signalled it to scan again. Until it
+    /// withdraws, it is still claimable; handing it a later value would overtake the buffered ones,
+    /// so the later value queues behind them and the reader takes the oldest in its scan.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool MayHandToReaderLocked() => _buffer is not { } buffer || buffer.Count == 0;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfCannotParkLocked(bool isReader, object? self)

@@ -213,9 +213,10 @@ public abstract partial class CspChannel<T>
             }
             else
             {
-                // Readers park only on an empty buffer, so one that parked meanwhile takes the
-                // value as the next in line; otherwise the value goes back in front.
-                reader = _poisoned ? null : _readers.DequeueClaimed();
+                // A reader that parked meanwhile on an empty buffer takes the value as the next in
+                // line; otherwise the value goes back in front, among values released before it
+                // (see MayHandToReaderLocked).
+                reader = _poisoned || !MayHandToReaderLocked() ? null : _readers.DequeueClaimed();
                 if (reader is not null)
                 {
                     reader.Item = hold.Item;

@@ -95,8 +95,8 @@ public abstract partial class CspChannel<T>
 
             _reserved--;
 
-            // Readers park only on an empty buffer, so one that is parked is next in line.
-            reader = _readers.DequeueClaimed();
+            // A parked reader is next in line only while nothing is buffered (see MayHandToReaderLocked).
+            reader = MayHandToReaderLocked() ? _readers.DequeueClaimed() : null;
             if (reader is not null)
             {
                 reader.Item = item;
