@@ -19,13 +19,15 @@ public sealed class EtcdProcess : IAsyncDisposable
     private const string ReadyMarker = "serving client traffic";
     private readonly string _dataDir;
     private readonly int _peerPort;
+    private readonly string[] _tlsArguments;
     private Process? _process;
 
-    private EtcdProcess(string dataDir, int clientPort, int peerPort)
+    private EtcdProcess(string dataDir, int clientPort, int peerPort, string[] tlsArguments)
     {
         _dataDir = dataDir;
         ClientPort = clientPort;
         _peerPort = peerPort;
+        _tlsArguments = tlsArguments;
     }
 
     /// <summary>The etcd binary: <c>ETCD_BINARY</c>, else /usr/bin/etcd.</summary>
@@ -39,12 +41,13 @@ public sealed class EtcdProcess : IAsyncDisposable
 
     public int ClientPort { get; }
 
-    /// <summary>The client URL, e.g. <c>http://127.0.0.1:40123</c>.</summary>
-    public string ClientUrl => "http://127.0.0.1:" + ClientPort;
+    /// <summary>The client URL, e.g. <c>http://127.0.0.1:40123</c> (<c>https://</c> with TLS).</summary>
+    public string ClientUrl => (_tlsArguments.Length > 0 ? "https" : "http") + "://127.0.0.1:" + ClientPort;
 
-    public static async Task<EtcdProcess> StartAsync()
+    /// <summary>Starts a member; with <paramref name="tlsArguments"/> (etcd's --cert-file ... flags) its client URL is https.</summary>
+    public static async Task<EtcdProcess> StartAsync(params string[] tlsArguments)
     {
-        var etcd = new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, FreePort(), FreePort());
+        var etcd = new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, FreePort(), FreePort(), tlsArguments);
         try
         {
             await etcd.RestartAsync();
@@ -92,6 +95,11 @@ public sealed class EtcdProcess : IAsyncDisposable
                 "--logger", "zap", "--log-outputs", "stderr",
             },
         };
+        foreach (string argument in _tlsArguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
         Process process = Process.Start(start)!;
         _process = process;
         var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -147,7 +155,7 @@ public sealed class EtcdProcess : IAsyncDisposable
 /// <summary>One etcd shared by the tests of a class; started at the first test that asks for it, killed when the class is done.</summary>
 public sealed class EtcdFixture : IAsyncLifetime
 {
-    private readonly Lazy<Task<EtcdProcess>> _etcd = new(EtcdProcess.StartAsync);
+    private readonly Lazy<Task<EtcdProcess>> _etcd = new(() => EtcdProcess.StartAsync());
 
     public Task<EtcdProcess> GetAsync() => _etcd.Value;
 
