@@ -20,14 +20,18 @@ public sealed class EtcdProcess : IAsyncDisposable
     private readonly string _dataDir;
     private readonly int _peerPort;
     private readonly string[] _tlsArguments;
+    private readonly string _name;
+    private readonly string _initialCluster;
     private Process? _process;
 
-    private EtcdProcess(string dataDir, int clientPort, int peerPort, string[] tlsArguments)
+    private EtcdProcess(string dataDir, int clientPort, int peerPort, string[] tlsArguments, string name = "test", string? initialCluster = null)
     {
         _dataDir = dataDir;
         ClientPort = clientPort;
         _peerPort = peerPort;
         _tlsArguments = tlsArguments;
+        _name = name;
+        _initialCluster = initialCluster ?? name + "=http://127.0.0.1:" + peerPort;
     }
 
     /// <summary>The etcd binary: <c>ETCD_BINARY</c>, else /usr/bin/etcd.</summary>
@@ -60,6 +64,28 @@ public sealed class EtcdProcess : IAsyncDisposable
         }
     }
 
+    /// <summary>Starts a cluster of <paramref name="members"/> members on 127.0.0.1, all at once (each is ready only when a majority is up).</summary>
+    public static async Task<EtcdProcess[]> StartClusterAsync(int members)
+    {
+        (int Client, int Peer)[] ports = [.. Enumerable.Range(0, members).Select(_ => (FreePort(), FreePort()))];
+        string cluster = string.Join(',', ports.Select((p, i) => $"m{i}=http://127.0.0.1:{p.Peer}"));
+        EtcdProcess[] started = [.. ports.Select((p, i) => new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, p.Client, p.Peer, [], "m" + i, cluster))];
+        try
+        {
+            await Task.WhenAll(started.Select(member => member.RestartAsync()));
+            return started;
+        }
+        catch
+        {
+            foreach (EtcdProcess member in started)
+            {
+                await member.DisposeAsync();
+            }
+
+            throw;
+        }
+    }
+
     /// <summary>Kills the member at once (no graceful shutdown), keeping its data.</summary>
     public async Task StopAsync()
     {
@@ -87,10 +113,10 @@ public sealed class EtcdProcess : IAsyncDisposable
             RedirectStandardError = true,
             ArgumentList =
             {
-                "--name", "test", "--data-dir", _dataDir,
+                "--name", _name, "--data-dir", _dataDir,
                 "--listen-client-urls", ClientUrl, "--advertise-client-urls", ClientUrl,
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", "test=" + peer, "--initial-cluster-state", "new",
+                "--initial-cluster", _initialCluster, "--initial-cluster-state", "new",
                 "--heartbeat-interval", "10", "--election-timeout", "100",
                 "--logger", "zap", "--log-outputs", "stderr",
             },
