@@ -134,6 +134,53 @@ public sealed class EtcdNameRegistryTests(EtcdFixture fixture) : IClassFixture<E
         Assert.True((await registry.RegisterAsync(after.Id, NameRegistryContractTests.Channel("back"), returnExisting: false)).Created);
     }
 
+    [RegistryFact(Timeout = 120000)]
+    public async Task ThreeMemberCluster_OneLost_KeepsWorking_MajorityLost_FailsUnavailable_AndRecovers()
+    {
+        EtcdProcess[] members = await EtcdProcess.StartClusterAsync(3);
+        try
+        {
+            using var registry = new EtcdNameRegistry(
+                new EtcdNameRegistryOptions { Endpoints = string.Join(',', members.Select(m => m.ClientUrl)), Prefix = NewPrefix(), OperationTimeout = TimeSpan.FromSeconds(5) },
+                new NameServerOptions { LeaseTtl = TimeSpan.FromSeconds(30) });
+            NameLease lease = await registry.OpenLeaseAsync(Host, "a");
+            await registry.RegisterAsync(lease.Id, NameRegistryContractTests.Channel("before"), returnExisting: false);
+
+            await members[0].StopAsync();
+            NameRegistration oneLost = await registry.RegisterAsync(lease.Id, NameRegistryContractTests.Channel("one-lost"), returnExisting: false);
+            NameEntry? before = await registry.ResolveAsync("before", TimeSpan.Zero);
+            await registry.RenewAsync(lease.Id);
+
+            await members[1].StopAsync();
+            var noQuorum = await Assert.ThrowsAsync<EtcdRegistryUnavailableException>(() => registry.RegisterAsync(lease.Id, NameRegistryContractTests.Channel("no-quorum"), returnExisting: false));
+
+            await members[1].RestartAsync();
+            await WaitUntilAsync(async () =>
+            {
+                try
+                {
+                    return (await registry.RegisterAsync(lease.Id, NameRegistryContractTests.Channel("back"), returnExisting: false)).Created;
+                }
+                catch (EtcdRegistryUnavailableException)
+                {
+                    return false;
+                }
+            }, TimeSpan.FromSeconds(30));
+
+            Assert.True(oneLost.Created);
+            Assert.NotNull(before);
+            Assert.Contains("majority", noQuorum.Message, StringComparison.Ordinal);
+            Assert.NotNull(await registry.ResolveAsync("one-lost", TimeSpan.Zero)); // nothing registered before the loss was lost
+        }
+        finally
+        {
+            foreach (EtcdProcess member in members)
+            {
+                await member.DisposeAsync();
+            }
+        }
+    }
+
     [RegistryFact(Timeout = 60000)]
     public async Task NameServerService_EtcdStopped_AnswersUnavailableAndKeepsServing()
     {

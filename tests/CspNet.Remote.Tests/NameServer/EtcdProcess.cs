@@ -19,13 +19,19 @@ public sealed class EtcdProcess : IAsyncDisposable
     private const string ReadyMarker = "serving client traffic";
     private readonly string _dataDir;
     private readonly int _peerPort;
+    private readonly string[] _tlsArguments;
+    private readonly string _name;
+    private readonly string _initialCluster;
     private Process? _process;
 
-    private EtcdProcess(string dataDir, int clientPort, int peerPort)
+    private EtcdProcess(string dataDir, int clientPort, int peerPort, string[] tlsArguments, string name = "test", string? initialCluster = null)
     {
         _dataDir = dataDir;
         ClientPort = clientPort;
         _peerPort = peerPort;
+        _tlsArguments = tlsArguments;
+        _name = name;
+        _initialCluster = initialCluster ?? name + "=http://127.0.0.1:" + peerPort;
     }
 
     /// <summary>The etcd binary: <c>ETCD_BINARY</c>, else /usr/bin/etcd.</summary>
@@ -39,12 +45,13 @@ public sealed class EtcdProcess : IAsyncDisposable
 
     public int ClientPort { get; }
 
-    /// <summary>The client URL, e.g. <c>http://127.0.0.1:40123</c>.</summary>
-    public string ClientUrl => "http://127.0.0.1:" + ClientPort;
+    /// <summary>The client URL, e.g. <c>http://127.0.0.1:40123</c> (<c>https://</c> with TLS).</summary>
+    public string ClientUrl => (_tlsArguments.Length > 0 ? "https" : "http") + "://127.0.0.1:" + ClientPort;
 
-    public static async Task<EtcdProcess> StartAsync()
+    /// <summary>Starts a member; with <paramref name="tlsArguments"/> (etcd's --cert-file ... flags) its client URL is https.</summary>
+    public static async Task<EtcdProcess> StartAsync(params string[] tlsArguments)
     {
-        var etcd = new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, FreePort(), FreePort());
+        var etcd = new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, FreePort(), FreePort(), tlsArguments);
         try
         {
             await etcd.RestartAsync();
@@ -53,6 +60,28 @@ public sealed class EtcdProcess : IAsyncDisposable
         catch
         {
             await etcd.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>Starts a cluster of <paramref name="members"/> members on 127.0.0.1, all at once (each is ready only when a majority is up).</summary>
+    public static async Task<EtcdProcess[]> StartClusterAsync(int members)
+    {
+        (int Client, int Peer)[] ports = [.. Enumerable.Range(0, members).Select(_ => (FreePort(), FreePort()))];
+        string cluster = string.Join(',', ports.Select((p, i) => $"m{i}=http://127.0.0.1:{p.Peer}"));
+        EtcdProcess[] started = [.. ports.Select((p, i) => new EtcdProcess(Directory.CreateTempSubdirectory("cspnet-etcd-").FullName, p.Client, p.Peer, [], "m" + i, cluster))];
+        try
+        {
+            await Task.WhenAll(started.Select(member => member.RestartAsync()));
+            return started;
+        }
+        catch
+        {
+            foreach (EtcdProcess member in started)
+            {
+                await member.DisposeAsync();
+            }
+
             throw;
         }
     }
@@ -84,14 +113,19 @@ public sealed class EtcdProcess : IAsyncDisposable
             RedirectStandardError = true,
             ArgumentList =
             {
-                "--name", "test", "--data-dir", _dataDir,
+                "--name", _name, "--data-dir", _dataDir,
                 "--listen-client-urls", ClientUrl, "--advertise-client-urls", ClientUrl,
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-                "--initial-cluster", "test=" + peer, "--initial-cluster-state", "new",
+                "--initial-cluster", _initialCluster, "--initial-cluster-state", "new",
                 "--heartbeat-interval", "10", "--election-timeout", "100",
                 "--logger", "zap", "--log-outputs", "stderr",
             },
         };
+        foreach (string argument in _tlsArguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
         Process process = Process.Start(start)!;
         _process = process;
         var ready = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -147,7 +181,7 @@ public sealed class EtcdProcess : IAsyncDisposable
 /// <summary>One etcd shared by the tests of a class; started at the first test that asks for it, killed when the class is done.</summary>
 public sealed class EtcdFixture : IAsyncLifetime
 {
-    private readonly Lazy<Task<EtcdProcess>> _etcd = new(EtcdProcess.StartAsync);
+    private readonly Lazy<Task<EtcdProcess>> _etcd = new(() => EtcdProcess.StartAsync());
 
     public Task<EtcdProcess> GetAsync() => _etcd.Value;
 
