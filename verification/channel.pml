@@ -15,9 +15,11 @@
  *   POISON    a third process poisons the channel at any time
  *   HOLD      a remote selecting reader holds values, releases the first, commits the rest
  *   RESERVE   a remote writer puts M values through reserved slots (values 101..)
- *   FIXED     the corrected hand-over: a put goes straight to a parked reader only while
- *             nothing is buffered (else the reader gets the buffer's head and the value
- *             goes to the tail). Without it, the model is today's protocol.
+ *   FIXED     the corrected hand-over (MayHandToReaderLocked): a put, a reserved put or a
+ *             released hold goes straight to a parked reader only while nothing is buffered.
+ *             Without it, the model is the protocol before that correction.
+ *   HOLD_ORDER  with HOLD: also check that the reader's own values rise (they do not: see
+ *             docs/ARCHITECTURE.md, "The protocol model").
  */
 
 #ifndef N
@@ -181,26 +183,25 @@ inline takeLocked(plainOnly, v, ok) {
   fi
 }
 
-/* Gives v to the reader's waiter just claimed: today straight; FIXED: in buffer order. */
-inline handToReader(v, dest) {
+/* MayHandToReaderLocked: whether a put may go straight to a parked reader. Today: always (plain
+   readers park only on an empty buffer; an alternation's reader, though, may stay parked beside
+   values an enabling offer, a reservation or a released hold put in the buffer). FIXED: only
+   while nothing is buffered; the value then queues behind the buffered ones, and the reader,
+   signalled when they went in, takes the oldest in its next scan. */
 #ifdef FIXED
-  if
-  :: blen > 0 -> bufTake(dest); bufPut(v)
-  :: else -> dest = v
-  fi
+#define mayHandToReader (blen == 0)
 #else
-  dest = v
+#define mayHandToReader 1
 #endif
-}
 
 /* TryPutLocked: to a parked reader, else into the buffer if there is room. */
 inline putLocked(v, plainOnly, ok) {
   ok = 0;
   if
-  :: rq == PLAIN -> rq = NONE; r_claimed = 1; handToReader(v, r_item); ok = 1
-  :: rq == SEL && !plainOnly ->
+  :: mayHandToReader && rq == PLAIN -> rq = NONE; r_claimed = 1; r_item = v; ok = 1
+  :: mayHandToReader && rq == SEL && !plainOnly ->
        rq = NONE; raClaim(c_);
-       if :: c_ -> rn_claimed = 1; handToReader(v, rn_item); ok = 1 :: else fi
+       if :: c_ -> rn_claimed = 1; rn_item = v; ok = 1 :: else fi
   :: else
   fi;
   if
@@ -539,8 +540,8 @@ proctype Holder() {
                  fi
             :: else ->
                  if
-                 :: !poisoned && rq == PLAIN -> rq = NONE; r_claimed = 1; r_item = v
-                 :: !poisoned && rq == SEL ->
+                 :: !poisoned && mayHandToReader && rq == PLAIN -> rq = NONE; r_claimed = 1; r_item = v
+                 :: !poisoned && mayHandToReader && rq == SEL ->
                       rq = NONE; raClaim(c_);
                       if :: c_ -> rn_claimed = 1; rn_item = v :: else -> bufPutBack(v) fi
                  :: else -> bufPutBack(v)
@@ -593,10 +594,10 @@ proctype RemoteWriter() {
             /* PutReserved: to a parked reader, else into the buffer */
             reserved--;
             if
-            :: rq == PLAIN -> rq = NONE; r_claimed = 1; handToReader(100 + i, r_item)
-            :: rq == SEL ->
+            :: mayHandToReader && rq == PLAIN -> rq = NONE; r_claimed = 1; r_item = 100 + i
+            :: mayHandToReader && rq == SEL ->
                  rq = NONE; raClaim(c_);
-                 if :: c_ -> rn_claimed = 1; handToReader(100 + i, rn_item) :: else -> bufPut(100 + i) fi
+                 if :: c_ -> rn_claimed = 1; rn_item = 100 + i :: else -> bufPut(100 + i) fi
             :: else -> bufPut(100 + i)
             fi;
             rsent++; i++
