@@ -1,0 +1,241 @@
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Reflection;
+using System.Reflection.Emit;
+using Xunit;
+
+namespace CspNet.Remote.Tests.Architecture;
+
+/// <summary>
+/// Checks the layer rules of docs/ARCHITECTURE.md over the compiled assemblies: every type's base
+/// types, fields, signatures and the members its method bodies use (read from the IL), so an edge
+/// a change adds anywhere in the code is seen.
+/// </summary>
+public sealed class LayerDependencyTests
+{
+    private const string InternalPrefix = "CspNet.Remote.Internal.";
+
+    // Each internal layer of CspNet.Remote and the layers it may use; a layer not listed as a key
+    // may use nothing internal. Client and Homes are the two ends of a link: neither uses the other.
+    private static readonly Dictionary<string, string[]> Allowed = new()
+    {
+        ["Diagnostics"] = [],
+        ["Serialization"] = ["Diagnostics"],
+        ["Transport"] = ["Diagnostics", "Serialization"],
+        ["Naming"] = ["Diagnostics", "Serialization", "Transport"],
+        ["Client"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
+        ["Homes"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
+        ["Workers"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client"],
+        ["NameServerStatus"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
+        ["Hosting"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers", "NameServerStatus"],
+    };
+
+    [Fact]
+    public void CoreAssembly_References_NoRemoteAssembly()
+    {
+        Assembly core = typeof(CSPThreadPool).Assembly;
+
+        string[] remote = [.. core.GetReferencedAssemblies().Select(a => a.Name!).Where(n => n.StartsWith("CspNet.", StringComparison.Ordinal))];
+
+        Assert.True(remote.Length == 0, $"CspNet references {string.Join(", ", remote)}; the core must not know the layers built on it.");
+    }
+
+    [Fact]
+    public void RemoteInternalLayers_UseOnly_TheirAllowedLowerLayers()
+    {
+        Assembly remote = typeof(CspNode).Assembly;
+        var violations = new SortedSet<string>(StringComparer.Ordinal);
+        foreach (Type type in remote.GetTypes())
+        {
+            string? from = LayerOf(type);
+            if (from is null)
+            {
+                continue;
+            }
+
+            Assert.True(Allowed.ContainsKey(from), $"{Outermost(type).FullName} is in layer '{from}', which the layer rules do not list; add it to docs/ARCHITECTURE.md and to this test.");
+            foreach (Type used in UsedTypes(type))
+            {
+                string? to = LayerOf(used);
+                if (to is not null && to != from && !Allowed[from].Contains(to))
+                {
+                    violations.Add($"{Outermost(type).FullName} ({from}) uses {Outermost(used).FullName} ({to})");
+                }
+            }
+        }
+
+        Assert.True(violations.Count == 0, "Layer back-edges (see docs/ARCHITECTURE.md, Layers):\n" + string.Join("\n", violations));
+    }
+
+    private static Type Outermost(Type type)
+    {
+        while (type.DeclaringType is { } outer)
+        {
+            type = outer;
+        }
+
+        return type;
+    }
+
+    private static string? LayerOf(Type type)
+    {
+        if (type.IsGenericType && !type.IsGenericTypeDefinition)
+        {
+            type = type.GetGenericTypeDefinition();
+        }
+
+        string? ns = Outermost(type).Namespace;
+        if (ns is null || !ns.StartsWith(InternalPrefix, StringComparison.Ordinal))
+        {
+            return null;
+        }
+
+        string rest = ns[InternalPrefix.Length..];
+        int dot = rest.IndexOf('.', StringComparison.Ordinal);
+        return dot < 0 ? rest : rest[..dot];
+    }
+
+    private const BindingFlags All = BindingFlags.Public | BindingFlags.NonPublic | BindingFlags.Instance | BindingFlags.Static | BindingFlags.DeclaredOnly;
+
+    private static readonly Dictionary<short, OpCode> OpCodesByValue =
+        typeof(OpCodes).GetFields(BindingFlags.Public | BindingFlags.Static).Select(f => (OpCode)f.GetValue(null)!).ToDictionary(o => o.Value);
+
+    private static HashSet<Type> UsedTypes(Type type)
+    {
+        var found = new HashSet<Type>();
+        void Add(Type? t)
+        {
+            if (t is null)
+            {
+                return;
+            }
+
+            if (t.HasElementType)
+            {
+                Add(t.GetElementType());
+                return;
+            }
+
+            if (t.IsGenericParameter || !found.Add(t))
+            {
+                return;
+            }
+
+            if (t.IsGenericType)
+            {
+                foreach (Type argument in t.GetGenericArguments())
+                {
+                    Add(argument);
+                }
+            }
+        }
+
+        Add(type.BaseType);
+        foreach (Type i in type.GetInterfaces())
+        {
+            Add(i);
+        }
+
+        foreach (FieldInfo field in type.GetFields(All))
+        {
+            Add(field.FieldType);
+        }
+
+        foreach (PropertyInfo property in type.GetProperties(All))
+        {
+            Add(property.PropertyType);
+        }
+
+        foreach (MethodBase method in type.GetMethods(All).Cast<MethodBase>().Concat(type.GetConstructors(All)))
+        {
+            if (method is MethodInfo info)
+            {
+                Add(info.ReturnType);
+            }
+
+            foreach (ParameterInfo parameter in method.GetParameters())
+            {
+                Add(parameter.ParameterType);
+            }
+
+            MethodBody? body = method.GetMethodBody();
+            if (body is null)
+            {
+                continue;
+            }
+
+            foreach (LocalVariableInfo local in body.LocalVariables)
+            {
+                Add(local.LocalType);
+            }
+
+            foreach (MemberInfo member in MembersUsedBy(method, body.GetILAsByteArray() ?? []))
+            {
+                Add(member as Type ?? member.DeclaringType);
+                if (member is FieldInfo f)
+                {
+                    Add(f.FieldType);
+                }
+                else if (member is MethodInfo m)
+                {
+                    Add(m.ReturnType);
+                }
+            }
+        }
+
+        return found;
+    }
+
+    private static IEnumerable<MemberInfo> MembersUsedBy(MethodBase method, byte[] il)
+    {
+        Type[]? typeArguments = method.DeclaringType is { IsGenericType: true } d ? d.GetGenericArguments() : null;
+        Type[]? methodArguments = method.IsGenericMethod ? method.GetGenericArguments() : null;
+        int at = 0;
+        while (at < il.Length)
+        {
+            short value = il[at] == 0xFE ? (short)(0xFE00 | il[at + 1]) : il[at];
+            at += il[at] == 0xFE ? 2 : 1;
+            OpCode op = OpCodesByValue[value];
+            switch (op.OperandType)
+            {
+                case OperandType.InlineNone:
+                    break;
+                case OperandType.ShortInlineBrTarget or OperandType.ShortInlineI or OperandType.ShortInlineVar:
+                    at += 1;
+                    break;
+                case OperandType.InlineVar:
+                    at += 2;
+                    break;
+                case OperandType.InlineI8 or OperandType.InlineR:
+                    at += 8;
+                    break;
+                case OperandType.InlineSwitch:
+                    at += 4 + (4 * BitConverter.ToInt32(il, at));
+                    break;
+                case OperandType.InlineField or OperandType.InlineMethod or OperandType.InlineTok or OperandType.InlineType:
+                    int token = BitConverter.ToInt32(il, at);
+                    at += 4;
+                    MemberInfo? member = null;
+                    try
+                    {
+                        member = method.Module.ResolveMember(token, typeArguments, methodArguments);
+                    }
+                    catch (ArgumentException)
+                    {
+                        // A token into another module's generic context: its types are seen through signatures.
+                    }
+
+                    if (member is not null)
+                    {
+                        yield return member;
+                    }
+
+                    break;
+                default:
+                    at += 4;
+                    break;
+            }
+        }
+    }
+}
