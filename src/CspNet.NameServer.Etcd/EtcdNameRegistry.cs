@@ -2,6 +2,8 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.Linq;
+using System.Net.Http;
+using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Text.Json;
 using System.Threading;
@@ -57,6 +59,7 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
     private readonly string _prefix;
     private readonly string _endpoints;
     private readonly TimeSpan _operationTimeout;
+    private readonly int _endpointCount;
     private readonly long _leaseTtlSeconds;
     private readonly TimeSpan _maxResolveWait;
     private readonly int _maxLeases;
@@ -85,6 +88,7 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
         _prefix = etcd.Prefix;
         _endpoints = etcd.Endpoints;
         _operationTimeout = etcd.OperationTimeout;
+        _endpointCount = etcd.EndpointUris().Count;
         _leaseTtlSeconds = (long)Math.Ceiling(options.LeaseTtl.TotalSeconds);
         _maxResolveWait = options.MaxResolveWait;
         _maxLeases = options.MaxLeases;
@@ -387,10 +391,24 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         cancellationToken.ThrowIfCancellationRequested();
-        var options = new CallOptions(deadline: DateTime.UtcNow + _operationTimeout, cancellationToken: cancellationToken);
+        DateTime deadline = DateTime.UtcNow + _operationTimeout;
+        var options = new CallOptions(deadline: deadline, cancellationToken: cancellationToken);
         try
         {
-            return await body(options).ConfigureAwait(false);
+            // A member that has just stopped can still be picked by the channel's balancer until
+            // a connection to it fails; such a call never reached etcd, so it is safe to send
+            // again, and the balancer then picks a live member. Bounded by the deadline and by
+            // a few attempts per configured member.
+            for (int attempt = 1; ; attempt++)
+            {
+                try
+                {
+                    return await body(options).ConfigureAwait(false);
+                }
+                catch (RpcException e) when (NeverReachedEtcd(e) && attempt < 3 * _endpointCount && DateTime.UtcNow < deadline && !cancellationToken.IsCancellationRequested)
+                {
+                }
+            }
         }
         catch (Exception e) when (e is RpcException or ObjectDisposedException or OperationCanceledException && Volatile.Read(ref _disposed) != 0)
         {
@@ -402,6 +420,10 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
             throw Translate(e, operation);
         }
     }
+
+    /// <summary>Whether a call failed while connecting, before anything was sent to etcd.</summary>
+    private static bool NeverReachedEtcd(RpcException e) =>
+        e.StatusCode == StatusCode.Unavailable && e.InnerException is HttpRequestException { InnerException: SocketException };
 
     private async Task<NameEntry?> WatchForNameAsync(string name, ByteString key, long fromRevision, CancellationToken cancellationToken)
     {
