@@ -39,19 +39,19 @@ public class ChannelScenarioTests(ITestOutputHelper output)
         Check.ExactlyOnce(seen, Written(2));
     }
 
-    [Fact]
+    [SystematicFact]
     public void Rendezvous_TwoWritersOneReader_EveryValueOnceInWriterOrder() =>
         Systematic.Explore(output, nameof(Rendezvous_TwoWritersOneReader_EveryValueOnceInWriterOrder),
             () => TwoWritersOneReader(new Any2OneChannel<int>()));
 
-    [Theory]
+    [SystematicTheory]
     [InlineData(1)]
     [InlineData(2)]
     public void BufferedFifo_TwoWritersOneReader_EveryValueOnceInWriterOrder(int capacity) =>
         Systematic.Explore(output, $"{nameof(BufferedFifo_TwoWritersOneReader_EveryValueOnceInWriterOrder)}({capacity})",
             () => TwoWritersOneReader(new Any2OneChannel<int>(new FifoBuffer<int>(capacity))));
 
-    [Fact]
+    [SystematicFact]
     public void Poison_PartiesOnBothSides_EveryPartyGetsPoison() =>
         Systematic.Explore(output, nameof(Poison_PartiesOnBothSides_EveryPartyGetsPoison), async () =>
         {
@@ -88,7 +88,7 @@ public class ChannelScenarioTests(ITestOutputHelper output)
             Specification.Assert(outcomes.All(p => p), "Poison did not reach every party: [{0}].", string.Join(",", outcomes));
         });
 
-    [Fact]
+    [SystematicFact]
     public void Cancellation_ReadRacingWrite_NothingLostOrDuplicated() =>
         Systematic.Explore(output, nameof(Cancellation_ReadRacingWrite_NothingLostOrDuplicated), async () =>
         {

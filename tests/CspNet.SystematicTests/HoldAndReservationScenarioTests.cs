@@ -11,7 +11,7 @@ public class HoldAndReservationScenarioTests(ITestOutputHelper output)
 {
     private const int Values = 3;
 
-    [Fact]
+    [SystematicFact]
     public void Hold_ReleasedAndCommittedBesideAReader_EveryValueOnce() =>
         Systematic.Explore(output, nameof(Hold_ReleasedAndCommittedBesideAReader_EveryValueOnce), () => HoldBesideAReader(readerOrder: false));
 
@@ -90,7 +90,7 @@ public class HoldAndReservationScenarioTests(ITestOutputHelper output)
         Check.ExactlyOnce(read.Concat(held), Enumerable.Range(0, Values));
     }
 
-    [Fact]
+    [SystematicFact]
     public void Reservation_RemoteWriterBesideALocalWriter_EveryValueOnceInWriterOrder() =>
         Systematic.Explore(output, nameof(Reservation_RemoteWriterBesideALocalWriter_EveryValueOnceInWriterOrder), async () =>
         {

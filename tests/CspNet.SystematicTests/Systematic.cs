@@ -11,7 +11,7 @@ namespace CspNet.SystematicTests;
 /// seed that replays the first bug found.
 /// </summary>
 /// <remarks>
-/// <c>CSPNET_SYSTEMATIC_ITERATIONS</c> sets the schedules per strategy (default 500, so 1,000 a scenario in CI);
+/// <c>CSPNET_SYSTEMATIC_ITERATIONS</c> sets the schedules per strategy (default 200, so 400 a scenario);
 /// <c>CSPNET_SYSTEMATIC_SEED</c> fixes the seed (a failure prints the one to use). The scenarios
 /// use async parties only: Coyote 1.7.11 controls tasks and the channel's lock (each lock
 /// acquisition is a scheduling point), but not a blocking thread's ManualResetEventSlim wait.
