@@ -32,8 +32,8 @@ public sealed partial class Parallel
     /// The next step was also tried as a hand-off into the thread's next-run slot (no work item:
     /// 6M -> 96K work items at JVMCSP's 10.5M): better under load (fewer wake-ups), but it runs a
     /// run's starts one after another on one thread, and on a quiet 2-core machine 400 trivial
-    /// processes took 62 us instead of 41, 200 nested pairs 136 instead of 98 (session 8,
-    /// PERFORMANCE.md).
+    /// processes took 62 us instead of 41, 200 nested pairs 136 instead of 98 (the record in
+    /// benchmarks/CspNet.PaperTables/README.md).
     /// </para>
     /// <para>
     /// Why one walk per run and not one work item per parallel: JVMCSP's program nests 3 million
