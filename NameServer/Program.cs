@@ -1,12 +1,15 @@
 // The CspNet NameServer as a program: console, systemd unit or Windows service.
 // Configuration (later wins): appsettings.json next to the program, environment variables
 // prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
-// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05). See docs/NAMESERVER.md.
+// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05). The table is in memory unless
+// --registry etcd (Registry, CSPNET_Registry) puts it in etcd (section Etcd, --etcd-endpoints),
+// where several NameServers can share it. See docs/NAMESERVER.md.
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 using System.Net;
+using CspNet.NameServer.Etcd;
 using CspNet.Remote.NameServer;
 using CspNet.Services;
 using Microsoft.AspNetCore.Builder;
@@ -23,7 +26,14 @@ try
 {
     WebApplicationBuilder builder = ServiceProgram.CreateBuilder(
         args,
-        new Dictionary<string, string> { ["--port"] = "Port", ["--address"] = "Address", ["--status-port"] = "StatusPage:Port" },
+        new Dictionary<string, string>
+        {
+            ["--port"] = "Port",
+            ["--address"] = "Address",
+            ["--status-port"] = "StatusPage:Port",
+            ["--registry"] = "Registry",
+            ["--etcd-endpoints"] = "Etcd:Endpoints",
+        },
         "CspNet NameServer");
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
@@ -42,6 +52,13 @@ try
 
     builder.Services.AddCspNameServer();
     builder.Services.Configure<NameServerOptions>(builder.Configuration.GetSection("NameServer"));
+    bool etcd = UsesEtcd(builder.Configuration);
+    if (etcd)
+    {
+        builder.Services.AddCspEtcdNameRegistry();
+        builder.Services.Configure<EtcdNameRegistryOptions>(builder.Configuration.GetSection("Etcd"));
+    }
+
     if (builder.Configuration["StatusPage:Refresh"] is { } refresh)
     {
         // Only Refresh is read by the page itself; Address and Port are the endpoint's, above.
@@ -61,6 +78,12 @@ try
 
     // Read the options now, so that a setting out of range is reported like the others.
     NameServerOptions settings = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+    if (etcd)
+    {
+        // Likewise the etcd settings and the password, before the NameServer says it listens.
+        _ = app.Services.GetRequiredService<IOptions<EtcdNameRegistryOptions>>().Value;
+        _ = app.Services.GetRequiredService<INameRegistry>();
+    }
 
     // Exposed beyond this machine, the NameServer must not serve strangers.
     if (!IPAddress.IsLoopback(address) && string.IsNullOrEmpty(settings.ClusterKey))
@@ -82,6 +105,22 @@ catch (Exception e) when (e is FormatException or ArgumentException or OptionsVa
 }
 
 return await ServiceProgram.RunAsync(app, "cspnet-nameserver").ConfigureAwait(false);
+
+static bool UsesEtcd(IConfiguration configuration)
+{
+    if (configuration["Etcd:Password"] is not null)
+    {
+        // A password in configuration ends up on command lines and in files many can read.
+        throw new ArgumentException("Etcd:Password is not read: put the etcd password in a file named by Etcd:PasswordFile, or in the environment variable CSPNET_ETCD_PASSWORD.");
+    }
+
+    return (configuration["Registry"] ?? "memory").ToUpperInvariant() switch
+    {
+        "MEMORY" or "IN-MEMORY" => false,
+        "ETCD" => true,
+        _ => throw new FormatException($"Registry '{configuration["Registry"]}' is unknown: use memory (the default: names in this process) or etcd (names in etcd, with --etcd-endpoints)."),
+    };
+}
 
 static (IPAddress Address, int Port)? StatusEndpoint(IConfiguration configuration)
 {

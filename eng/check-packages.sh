@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Packs the solution into a temporary folder and checks what a NuGet user gets: exactly the two
-# library packages (CspNet, CspNet.Remote), each a .nupkg and a .snupkg, each with its README,
+# Packs the solution into a temporary folder and checks what a NuGet user gets: exactly the
+# library packages (CspNet, CspNet.Remote, CspNet.NameServer.Etcd), each a .nupkg and a .snupkg, each with its README,
 # license expression, XML docs, repository metadata, a SourceLink map in its PDB and a
 # deterministic build. Prints one line per failed item and exits non-zero if any failed.
 #
@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(CspNet CspNet.Remote)
+packages=(CspNet CspNet.Remote CspNet.NameServer.Etcd)
 failures=0
 fail() { echo "check-packages: FAIL: $*"; failures=$((failures + 1)); }
 

@@ -1,7 +1,11 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.Internal.Serialization;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote;

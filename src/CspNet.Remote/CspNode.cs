@@ -2,7 +2,12 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Hosting;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote;

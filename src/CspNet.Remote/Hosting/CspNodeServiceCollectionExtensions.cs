@@ -1,7 +1,7 @@
 using System;
 using CspNet.Remote;
 using CspNet.Remote.Hosting;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Hosting;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;

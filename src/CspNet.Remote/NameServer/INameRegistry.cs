@@ -11,16 +11,18 @@ namespace CspNet.Remote.NameServer;
 /// <remarks>
 /// <para>
 /// The gRPC service is a thin mapping onto this interface, so the storage can change without
-/// touching the protocol: <see cref="InMemoryNameRegistry"/> keeps one process's table; an
-/// implementation over etcd (leases map to etcd leases with keep-alive, names to keys attached
-/// to them, Resolve to a watch on the key) would let several NameServer replicas share it.
+/// touching the protocol: <see cref="InMemoryNameRegistry"/> keeps one process's table; the
+/// etcd registry (package CspNet.NameServer.Etcd: leases are etcd leases, names keys attached
+/// to them, Resolve a watch on the key) lets several NameServer replicas share it.
 /// For that reason every member is asynchronous and takes a cancellation token.
 /// </para>
 /// <para>
 /// Errors: <see cref="ArgumentException"/> for malformed arguments,
 /// <see cref="LeaseNotFoundException"/> for unknown or expired leases,
 /// <see cref="NameAlreadyRegisteredException"/> for taken names and
-/// <see cref="NameServerCapacityExceededException"/> when the registry is full.
+/// <see cref="NameServerCapacityExceededException"/> when the registry is full, and an
+/// <see cref="System.IO.IOException"/> when the store behind it (etcd) cannot be reached, which
+/// the NameServer answers with UNAVAILABLE and the exception's message.
 /// </para>
 /// </remarks>
 public interface INameRegistry

@@ -3,7 +3,9 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.Threading;
 using System.Threading.Tasks;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Diagnostics;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.Internal.Workers;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 

@@ -87,7 +87,7 @@ public sealed class NameServerHost : IAsyncDisposable
         WebApplicationBuilder builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(NameServerHost).Assembly.GetName().Name });
 
         // Embedded in the user's program: Ctrl+C and SIGTERM stay the program's to handle.
-        builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, Internal.NoHostLifetime>();
+        builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, Internal.Hosting.NoHostLifetime>();
         // Kestrel binds these and then reports the ports it got (port 0) in their endpoints.
         ListenOptions? grpcListen = null, statusListen = null;
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>

@@ -1,5 +1,5 @@
-using CspNet.Remote.Internal;
 using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.Remote.Internal.Transport;
 using Grpc.Core;
 using Microsoft.Extensions.Options;
 

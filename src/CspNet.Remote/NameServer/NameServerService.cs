@@ -1,8 +1,10 @@
 using System;
+using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
-using CspNet.Remote.Internal;
 using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.Internal.Workers;
 using Grpc.Core;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -152,6 +154,14 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
             _failures.Record(FailureKind.Full, $"{method} from {context.Peer}: {e.Message}");
             throw new RpcException(new Status(StatusCode.ResourceExhausted, e.Message));
         }
+        catch (IOException e)
+        {
+            // The registry's store (etcd) is unreachable or has no quorum: a condition of the
+            // deployment, not of the request. The message says what to check; clients retry.
+            LogRegistryUnavailable(_logger, method, e.Message);
+            _failures.Record(FailureKind.RegistryUnavailable, $"{method} from {context.Peer}: {e.Message}");
+            throw new RpcException(new Status(StatusCode.Unavailable, e.Message));
+        }
         catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException && !context.CancellationToken.IsCancellationRequested)
         {
             // The host is stopping (or the registry is gone with it): the client should retry elsewhere or later.
@@ -185,6 +195,9 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
 
     [LoggerMessage(12, LogLevel.Warning, "{Method} from {Peer} refused: {Message}")]
     private static partial void LogFull(ILogger logger, string method, string peer, string message);
+
+    [LoggerMessage(14, LogLevel.Warning, "{Method} answered UNAVAILABLE: {Message}")]
+    private static partial void LogRegistryUnavailable(ILogger logger, string method, string message);
 
     [LoggerMessage(13, LogLevel.Error, "{Method} from {Peer} failed")]
     private static partial void LogFailed(ILogger logger, Exception exception, string method, string peer);

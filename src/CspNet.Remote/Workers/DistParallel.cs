@@ -4,7 +4,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
 using CspNet.Remote;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.Workers;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;

@@ -1,5 +1,5 @@
 using System.Buffers;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Hosting;
 
 namespace CspNet.Remote.Tests.Hosting;
 

@@ -1,5 +1,5 @@
 using System.Threading.Channels;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
 

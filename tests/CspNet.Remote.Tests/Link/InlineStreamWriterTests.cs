@@ -1,4 +1,4 @@
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Transport;
 using Grpc.Core;
 
 namespace CspNet.Remote.Tests.Link;

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
 using Grpc.Core;

@@ -1,4 +1,3 @@
-using CspNet.Remote.Internal;
 using CspNet.Remote.Tests.Named;
 using Google.Protobuf;
 using Grpc.Core;

@@ -1,4 +1,4 @@
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.NameServer;

@@ -84,6 +84,42 @@ public sealed class NameServerProcessTests
         }
     }
 
+    [RegistryFact(Timeout = 60000)]
+    [RequiresEtcd]
+    public async Task Program_RegistryEtcd_TwoNameServersShareOneTable()
+    {
+        await using EtcdProcess etcd = await EtcdProcess.StartAsync();
+        string prefix = "/e2e/" + Guid.NewGuid().ToString("N") + "/";
+        using Process first = Start("--port", "0", "--registry", "etcd", "--etcd-endpoints", etcd.ClientUrl, "--Etcd:Prefix", prefix);
+        using Process second = Start("--port", "0", "--registry", "etcd", "--etcd-endpoints", etcd.ClientUrl, "--Etcd:Prefix", prefix);
+        try
+        {
+            using GrpcChannel toFirst = GrpcChannel.ForAddress(await ListeningAddressAsync(first));
+            using GrpcChannel toSecond = GrpcChannel.ForAddress(await ListeningAddressAsync(second));
+            var viaFirst = new Protocol.NameServer.NameServerClient(toFirst);
+            var viaSecond = new Protocol.NameServer.NameServerClient(toSecond);
+
+            var lease = await viaFirst.OpenLeaseAsync(new Protocol.OpenLeaseRequest { Endpoint = new Protocol.Endpoint { Host = "127.0.0.1", Port = 7000 }, Program = "producer" });
+            var registered = await viaSecond.RegisterAsync(new Protocol.RegisterRequest { LeaseId = lease.LeaseId, Entry = NameServerTestHost.Channel32("numbers") });
+            var resolved = await viaFirst.ResolveAsync(new Protocol.ResolveRequest { Name = "numbers" });
+            await viaSecond.CloseLeaseAsync(new Protocol.CloseLeaseRequest { LeaseId = lease.LeaseId });
+            var gone = await Assert.ThrowsAsync<RpcException>(async () => await viaFirst.ResolveAsync(new Protocol.ResolveRequest { Name = "numbers" }));
+
+            Assert.Equal(10_000, lease.TtlMs);
+            Assert.True(registered.Created);
+            Assert.Equal(registered.Entry, resolved.Entry);
+            Assert.Equal(StatusCode.NotFound, gone.StatusCode);
+        }
+        finally
+        {
+            foreach (Process process in new[] { first, second })
+            {
+                process.Kill(entireProcessTree: true);
+                await process.WaitForExitAsync();
+            }
+        }
+    }
+
     private static Process Start(params string[] arguments)
     {
         string program = Path.Combine(RepoRoot(), "NameServer", "bin", Configuration(), TargetFramework(), "CspNet.NameServer.dll");

@@ -1,5 +1,5 @@
 using System.Text;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 
 namespace CspNet.Remote.Tests.Serialization;
 

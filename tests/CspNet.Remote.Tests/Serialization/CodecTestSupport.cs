@@ -1,5 +1,6 @@
 using System.Buffers;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
+using CspNet.Remote.Internal.Transport;
 
 namespace CspNet.Remote.Tests.Serialization;
 

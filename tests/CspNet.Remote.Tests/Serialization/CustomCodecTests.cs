@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 
 namespace CspNet.Remote.Tests.Serialization;

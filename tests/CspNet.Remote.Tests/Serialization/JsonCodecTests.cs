@@ -2,7 +2,7 @@ using System.Buffers;
 using System.Text;
 using System.Text.Json;
 using System.Text.Json.Serialization;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 
 namespace CspNet.Remote.Tests.Serialization;

@@ -1,5 +1,5 @@
 using System.Buffers;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using Google.Protobuf.WellKnownTypes;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 

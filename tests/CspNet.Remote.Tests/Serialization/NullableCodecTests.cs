@@ -1,4 +1,4 @@
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;
 
 namespace CspNet.Remote.Tests.Serialization;

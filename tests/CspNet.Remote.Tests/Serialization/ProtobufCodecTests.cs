@@ -1,4 +1,4 @@
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using Google.Protobuf;
 using Google.Protobuf.WellKnownTypes;
 using static CspNet.Remote.Tests.Serialization.CodecTestSupport;

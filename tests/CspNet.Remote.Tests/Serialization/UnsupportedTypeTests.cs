@@ -1,5 +1,5 @@
 using System.Reflection;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Serialization;
 using Google.Protobuf.WellKnownTypes;
 
 namespace CspNet.Remote.Tests.Serialization;

@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using System.Security.Cryptography;
 using System.Text;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 
 namespace CspNet.Remote.Tests.Workers;
 

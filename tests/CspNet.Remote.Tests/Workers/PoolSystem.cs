@@ -1,4 +1,4 @@
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 using CspNet.Remote.Workers;
 

@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Runtime.Loader;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.TestJobs;
 using MessagePack;
 

@@ -1,7 +1,7 @@
 using System.Net;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
-using CspNet.Remote.Internal;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.TestJobs;
 using CspNet.Remote.Workers;
 

@@ -3,7 +3,7 @@ using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using CspNet.Remote.Diagnostics;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Diagnostics;
 
 /// <summary>
 /// The instruments of the <c>CspNet.Remote</c> meter (docs/TELEMETRY.md). Each recording checks

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using CspNet.Remote.Diagnostics;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Diagnostics;
 
 /// <summary>
 /// The activities of the <c>CspNet.Remote</c> source (docs/TELEMETRY.md) and the W3C trace context

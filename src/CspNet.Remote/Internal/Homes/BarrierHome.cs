@@ -1,8 +1,9 @@
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>
 /// A named barrier hosted here: a core <see cref="CspNet.Barrier"/> whose enrolled count covers the

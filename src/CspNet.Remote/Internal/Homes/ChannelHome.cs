@@ -3,9 +3,11 @@ using System.Buffers;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Remote.Internal.Serialization;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>
 /// A named channel hosted here: an ordinary core channel of the named kind, plus the rules for

@@ -3,7 +3,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>
 /// The credits a home grants one remote writing end of a buffered channel (link.proto, Credit):

@@ -3,10 +3,11 @@ using System.Buffers;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Protocol;
 using Grpc.Core;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Homes;
 
 /// <summary>
 /// A named construct hosted by this program (its home), as other programs see it: they attach

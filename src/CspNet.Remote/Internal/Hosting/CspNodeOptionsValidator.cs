@@ -1,7 +1,7 @@
 using System;
 using Microsoft.Extensions.Options;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
 /// Checks <see cref="CspNodeOptions"/> bound from configuration with the same rules as

@@ -2,9 +2,10 @@ using System;
 using System.Buffers;
 using System.Collections.Concurrent;
 using System.Threading;
+using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Connections;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
 /// Kestrel's memory pool for a program's Link endpoint: 64 KiB blocks instead of Kestrel's 4 KiB.

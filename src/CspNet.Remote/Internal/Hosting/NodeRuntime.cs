@@ -1,11 +1,13 @@
 using System;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Transport;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>What every part of one program's node shares: options, identity, hosted constructs, links.</summary>
-internal sealed class NodeRuntime
+internal sealed class NodeRuntime : IHomeNode
 {
     internal NodeRuntime(CspNodeOptions options)
     {
@@ -15,15 +17,15 @@ internal sealed class NodeRuntime
         ProgramLabel = options.ProgramLabel ?? $"{process}[{Environment.ProcessId}]";
     }
 
-    internal CspNodeOptions Options { get; }
+    public CspNodeOptions Options { get; }
 
-    internal ILogger Logger { get; }
+    public ILogger Logger { get; }
 
-    internal string ProgramLabel { get; }
+    public string ProgramLabel { get; }
 
     /// <summary>Identifies this run of the program to its peers: a later run has another.</summary>
-    internal string Incarnation { get; } = Guid.NewGuid().ToString("N");
+    public string Incarnation { get; } = Guid.NewGuid().ToString("N");
 
     /// <summary>The constructs hosted here, by name.</summary>
-    internal HomeDirectory Homes { get; } = new();
+    public HomeDirectory Homes { get; } = new();
 }

@@ -3,6 +3,8 @@ using System.Linq;
 using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Hosting;
@@ -13,7 +15,7 @@ using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
 /// The gRPC endpoint of one program: Kestrel, HTTP/2 only (h2c: clients speak HTTP/2 without TLS
@@ -58,6 +60,7 @@ internal sealed class NodeServer : IAsyncDisposable
         builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPoolFactory>();
         builder.Services.AddSingleton(runtime);
+        builder.Services.AddSingleton<IHomeNode>(runtime);
         builder.Services.AddGrpc(grpc =>
         {
             grpc.MaxReceiveMessageSize = NodeTransport.MessageLimit(options);

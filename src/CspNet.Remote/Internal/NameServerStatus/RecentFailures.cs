@@ -21,6 +21,9 @@ internal enum FailureKind
 
     /// <summary>A request was refused because the registry is full.</summary>
     Full,
+
+    /// <summary>The registry's store (etcd) did not answer: the request was answered UNAVAILABLE.</summary>
+    RegistryUnavailable,
 }
 
 /// <summary>One failure the NameServer saw.</summary>

@@ -1,6 +1,7 @@
 using System;
 using System.Net;
 using System.Text;
+using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Http;
 
 namespace CspNet.Remote.Internal.NameServerStatus;

@@ -157,6 +157,7 @@ internal static class StatusPageRenderer
         FailureKind.Refused => "request refused",
         FailureKind.Unauthenticated => "no cluster key",
         FailureKind.Full => "registry full",
+        FailureKind.RegistryUnavailable => "registry unavailable",
         _ => kind.ToString(),
     };
 

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Internal.NameServerStatus;

@@ -2,7 +2,7 @@ using System;
 using CspNet.Remote.NameServer;
 using Proto = CspNet.Remote.Protocol;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>Converts between the public NameServer types and the generated protocol messages.</summary>
 /// <remarks>Shared by the service and the client so both read the wire the same way.</remarks>

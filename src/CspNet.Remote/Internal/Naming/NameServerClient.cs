@@ -4,6 +4,7 @@ using System.IO;
 using System.Net.Http;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.NameServer;
 using Grpc.Core;
 using Grpc.Net.Client;
@@ -11,7 +12,7 @@ using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 using Proto = CspNet.Remote.Protocol;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>This program's connection to the NameServer: its lease, its names, and look-ups.</summary>
 /// <remarks>

@@ -2,7 +2,7 @@ using System;
 using System.Net.Http;
 using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>Timeouts and plumbing of a <see cref="NameServerClient"/>.</summary>
 internal sealed class NameServerClientOptions

@@ -1,7 +1,8 @@
 using System;
+using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Naming;
 
 /// <summary>The protocol's rules for names, entries, endpoints and labels (nameserver.proto).</summary>
 /// <remarks>

@@ -1,8 +1,8 @@
 using System.Security.Cryptography.X509Certificates;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
-/// <summary>Checks client certificates against <see cref="Workers.WorkerPoolOptions.ClientCertificateAuthority"/>.</summary>
+/// <summary>Checks client certificates against <see cref="CspNet.Remote.Workers.WorkerPoolOptions.ClientCertificateAuthority"/>.</summary>
 internal static class ClientCertificates
 {
     internal static bool ChainsTo(X509Certificate2 certificate, X509Certificate2 authority)

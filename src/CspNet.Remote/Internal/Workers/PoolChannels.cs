@@ -3,7 +3,7 @@ using System.Collections.Concurrent;
 using CspNet.Remote.NameServer;
 using Grpc.Net.Client;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>A node's gRPC channels to worker pools, one per pool address, kept between DistParallel runs.</summary>
 /// <remarks>

@@ -6,6 +6,8 @@ using System.Net.Security;
 using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Diagnostics;
+using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.NameServer;
 using Google.Protobuf;
 using Grpc.Core;
@@ -13,7 +15,7 @@ using Grpc.Net.Client;
 using Microsoft.Extensions.Logging;
 using Proto = CspNet.Remote.Protocol.Workers;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>How a job shipped to a pool ended, as <see cref="DistParallel"/> sees it.</summary>
 internal enum JobEnd

@@ -3,6 +3,7 @@ using System.Linq;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
 using CspNet.Remote.Workers;
 using Microsoft.AspNetCore.Hosting.Server;
@@ -11,7 +12,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>
 /// One worker pool: its workers (counted, not threads: a thread is started per job), its code

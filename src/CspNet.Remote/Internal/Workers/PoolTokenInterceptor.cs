@@ -1,7 +1,8 @@
+using CspNet.Remote.Internal.Transport;
 using Grpc.Core;
 using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>Refuses WorkerPool calls that do not carry the pool's token, when one is configured.</summary>
 /// <remarks>

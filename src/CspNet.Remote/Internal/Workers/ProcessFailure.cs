@@ -1,6 +1,6 @@
 using System;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>An exception thrown by a process on a worker, as it travels back: type, message, stack trace, inner failure.</summary>
 internal sealed record ProcessFailure(string TypeName, string Message, string StackTrace, ProcessFailure? Inner)

@@ -6,7 +6,7 @@ using System.Reflection;
 using System.Runtime.Loader;
 using System.Security.Cryptography;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>Turns a process into a <see cref="ShippedProcess"/> on the sending side.</summary>
 /// <remarks>Thread-safe. Assembly hashes are computed once per file and cached for the program's life.</remarks>

@@ -6,7 +6,7 @@ using System.Reflection;
 using System.Runtime.CompilerServices;
 using MessagePack;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>
 /// Writes and reads a process's state: every instance field, as <c>[Serializable]</c> promised in the

@@ -2,7 +2,7 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>Runs one blocking process on a thread of its own, as a worker (pool side) or a local fallback (client side) does.</summary>
 internal static class ProcessThread

@@ -1,7 +1,7 @@
 using System;
 using System.Collections.Generic;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>What a worker pool needs of its code store: the seam between the pool's protocol and <see cref="ShippedCodeCache"/>.</summary>
 /// <remarks>

@@ -1,6 +1,6 @@
 using System.Collections.Generic;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>
 /// One assembly a shipped process needs, named by its SHA-256: <see cref="Path"/> is set only on the

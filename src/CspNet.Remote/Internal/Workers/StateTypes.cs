@@ -5,7 +5,7 @@ using System.Linq;
 using System.Reflection;
 using System.Runtime.CompilerServices;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>
 /// The allow-list of a shipped process's state: which types may appear in it, what each field is,

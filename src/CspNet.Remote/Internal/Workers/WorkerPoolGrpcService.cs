@@ -6,11 +6,13 @@ using System.IO;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Diagnostics;
+using CspNet.Remote.Internal.Naming;
 using Grpc.Core;
 using Microsoft.Extensions.Logging;
 using Proto = CspNet.Remote.Protocol.Workers;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>The WorkerPool protocol (workerpool.proto): one <see cref="Session"/> per Run stream.</summary>
 /// <remarks>

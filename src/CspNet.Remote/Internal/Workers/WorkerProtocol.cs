@@ -1,9 +1,10 @@
 using System;
 using System.Collections.Generic;
+using CspNet.Remote.Internal.Naming;
 using Google.Protobuf;
 using Proto = CspNet.Remote.Protocol.Workers;
 
-namespace CspNet.Remote.Internal;
+namespace CspNet.Remote.Internal.Workers;
 
 /// <summary>Converts between the worker pool's types and the messages of workerpool.proto.</summary>
 /// <remarks>Shared by the pool and <see cref="DistParallel"/> so that both read the wire the same way.</remarks>

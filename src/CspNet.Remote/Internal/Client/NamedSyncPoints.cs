@@ -1,0 +1,79 @@
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Internal.Processes;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Protocol;
+
+namespace CspNet.Remote.Internal.Client;
+
+/// <summary>A named barrier hosted by this program (or stand-alone): the core barrier itself.</summary>
+internal sealed class LocalNamedBarrier(string name, Barrier barrier) : NamedBarrier(name)
+{
+    public override void Sync() => barrier.Sync();
+
+    public override ValueTask SyncAsync(CancellationToken cancellationToken = default) => barrier.SyncAsync(cancellationToken);
+
+    public override void Poison() => barrier.Poison();
+}
+
+/// <summary>A named barrier hosted by another program: each Sync is one arrival there.</summary>
+internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle) : NamedBarrier(name)
+{
+    public override void Sync()
+    {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Sync()", "SyncAsync()");
+        SyncAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    public override async ValueTask SyncAsync(CancellationToken cancellationToken = default) =>
+        await RemoteSync.RunAsync(link, handle, SyncKind.BarrierSync, $"Syncing on barrier '{Name}'", cancellationToken).ConfigureAwait(false);
+
+    public override void Poison() => link.Poison(handle);
+}
+
+/// <summary>A named bucket hosted by this program (or stand-alone): the core bucket itself.</summary>
+internal sealed class LocalNamedBucket(string name, Bucket bucket) : NamedBucket(name)
+{
+    public override void Fall() => bucket.Fall();
+
+    public override ValueTask FallAsync(CancellationToken cancellationToken = default) => bucket.FallAsync(cancellationToken);
+
+    public override int Flush() => bucket.Flush();
+
+    public override ValueTask<int> FlushAsync(CancellationToken cancellationToken = default) => new(bucket.Flush());
+
+    public override void Poison() => bucket.Poison();
+}
+
+/// <summary>A named bucket hosted by another program.</summary>
+internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle) : NamedBucket(name)
+{
+    public override void Fall()
+    {
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Fall()", "FallAsync()");
+        FallAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    public override async ValueTask FallAsync(CancellationToken cancellationToken = default) =>
+        await RemoteSync.RunAsync(link, handle, SyncKind.BucketFall, $"Falling into bucket '{Name}'", cancellationToken).ConfigureAwait(false);
+
+    public override int Flush() => FlushAsync().AsTask().GetAwaiter().GetResult();
+
+    public override async ValueTask<int> FlushAsync(CancellationToken cancellationToken = default) =>
+        await RemoteSync.RunAsync(link, handle, SyncKind.BucketFlush, $"Flushing bucket '{Name}'", cancellationToken).ConfigureAwait(false);
+
+    public override void Poison() => link.Poison(handle);
+}
+
+internal static class RemoteSync
+{
+    internal static async ValueTask<int> RunAsync(PeerLink link, uint handle, SyncKind kind, string what, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        PendingOp op = link.Begin();
+        link.Send(new ClientFrame { Sync = new SyncOp { Handle = handle, OpId = op.Id, Kind = kind } });
+        Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        completion.ThrowIfFailed(what, cancellationToken);
+        return completion.Count;
+    }
+}

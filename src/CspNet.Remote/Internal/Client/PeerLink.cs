@@ -1,0 +1,412 @@
+using System;
+using System.Collections.Concurrent;
+using System.Threading;
+using System.Threading.Channels;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Protocol;
+using Google.Protobuf;
+using Grpc.Core;
+using Grpc.Net.Client;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Client;
+
+/// <summary>
+/// The client side of the one Link stream this program keeps to another program (a home): every
+/// end of every construct homed there shares it, each operation tagged with its own op_id.
+/// </summary>
+/// <remarks>
+/// Thread-safe: any number of processes run operations at once. Frames leave through one queue
+/// drained by one writer (a gRPC stream takes one write at a time); replies are read by one loop
+/// and matched to operations by op_id. When the stream breaks, or the peer stays silent past the
+/// keep-alive timeout, every pending and later operation fails with <see cref="PeerLostException"/>.
+/// </remarks>
+internal sealed partial class PeerLink : IAsyncDisposable
+{
+    private readonly ILinkNode _node;
+    private readonly GrpcChannel _channel;
+    private readonly AsyncDuplexStreamingCall<ClientFrame, HomeFrame> _call;
+    private readonly Channel<ClientFrame> _out = Channel.CreateUnbounded<ClientFrame>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly ConcurrentDictionary<ulong, PendingOp> _ops = new();
+    private readonly ConcurrentDictionary<uint, TaskCompletionSource<Attached>> _attaching = new();
+    private readonly CancellationTokenSource _stop = new();
+    private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
+    private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
+    private readonly Lock _creditedOrder = new();
+    private Task _reader = Task.CompletedTask;
+    private Task _writer = Task.CompletedTask;
+    private long _nextOp;
+    private int _nextHandle;
+    private volatile Exception? _failure;
+    private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
+
+    private PeerLink(ILinkNode node, string host, int port)
+    {
+        _node = node;
+        Target = $"{host}:{port}";
+        _channel = NodeTransport.CreateChannel(node.Options, new Uri($"http://{FormatHost(host)}:{port}"));
+        // The Link method with this program's marshallers (pooled receive buffers), not the generated client's.
+        _call = _channel.CreateCallInvoker().AsyncDuplexStreamingCall(
+            LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));
+    }
+
+    /// <summary>host:port of the home, for messages.</summary>
+    internal string Target { get; }
+
+    /// <summary>The home's incarnation, from its Hello: a new run of that program has another.</summary>
+    internal string PeerIncarnation { get; private set; } = string.Empty;
+
+    internal bool IsFailed => _failure is not null;
+
+    internal static async Task<PeerLink> ConnectAsync(ILinkNode node, string host, int port, CancellationToken cancellationToken)
+    {
+        var link = new PeerLink(node, host, port);
+        link._writer = link.PumpAsync();
+        link._reader = link.ReadLoopAsync();
+        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites } });
+        try
+        {
+            Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
+            link.PeerIncarnation = hello.Incarnation;
+            return link;
+        }
+        catch (TimeoutException e)
+        {
+            await link.DisposeAsync().ConfigureAwait(false);
+            throw new PeerLostException($"The program at {link.Target} did not answer within {node.Options.PeerTimeout.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout).", e);
+        }
+        catch
+        {
+            await link.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
+
+    /// <summary>Attaches an end to the named construct; throws what the home refused, at the getter.</summary>
+    internal async Task<uint> AttachAsync(string name, ConstructKind kind, string valueType, Role role, CancellationToken cancellationToken)
+    {
+        uint handle = (uint)Interlocked.Increment(ref _nextHandle);
+        var reply = new TaskCompletionSource<Attached>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _attaching[handle] = reply;
+        Send(new ClientFrame { Attach = new Attach { Handle = handle, Name = name, Kind = kind.WireName(), ValueType = valueType, Role = role } });
+        ThrowIfFailed();
+        Attached attached;
+        try
+        {
+            attached = await reply.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _attaching.TryRemove(handle, out _);
+        }
+
+        if (attached.Status != (int)StatusCode.OK)
+        {
+            throw (StatusCode)attached.Status == StatusCode.NotFound
+                ? new PeerLostException(attached.Message)
+                : new InvalidOperationException($"Cannot use '{name}' here: {attached.Message}");
+        }
+
+        return handle;
+    }
+
+    internal void Detach(uint handle) => Send(new ClientFrame { Detach = new Detach { Handle = handle } });
+
+    /// <summary>The credits the home will grant the writing end <paramref name="handle"/>; null if this program asks for none.</summary>
+    internal WriteCredits? OpenCredits(uint handle) =>
+        _node.Options.PipelineBufferedWrites ? _credits.GetOrAdd(handle, static _ => new WriteCredits()) : null;
+
+    /// <summary>
+    /// Sends a write that spends a credit: no answer comes. <paramref name="bytes"/> goes back to the
+    /// pool once the pump has written the Write frame (after its chunks), which is when gRPC has
+    /// copied the last of it.
+    /// </summary>
+    internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent)
+    {
+        ThrowIfFailed();
+        ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+
+        // Credited Write frames reach the pump in the order their buffers are queued here.
+        lock (_creditedOrder)
+        {
+            _creditedBuffers.Enqueue(bytes);
+            SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true, Traceparent = traceparent } });
+        }
+    }
+
+    internal void Poison(uint handle)
+    {
+        ThrowIfFailed();
+        Send(new ClientFrame { Poison = new Poison { Handle = handle } });
+    }
+
+    /// <summary>
+    /// Registers a new operation; the caller then sends its frames and awaits it with <see cref="AwaitAsync"/>.
+    /// A caller that <paramref name="reads"/> the answer's value releases it (<see cref="Completion.ReleaseValue"/>).
+    /// </summary>
+    internal PendingOp Begin(bool reserves = false, bool reads = false)
+    {
+        ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+        var op = new PendingOp(id, _node.Options.MaxValueSize, reserves, reads);
+        _ops[id] = op;
+        if (_failure is { } failure)
+        {
+            // Registered after the loss swept the table: complete it here so it cannot wait forever.
+            _ops.TryRemove(id, out _);
+            op.Fail(failure);
+        }
+
+        return op;
+    }
+
+    /// <summary>Sends a value's chunks, then the closing frame <paramref name="close"/> builds around the last part.</summary>
+    internal void SendValue(ulong opId, ReadOnlyMemory<byte> value, Func<ByteString, ClientFrame> close)
+    {
+        ByteString last = ValueEncoder.Split(value, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new ClientFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+        Send(close(last));
+    }
+
+    internal void Send(ClientFrame frame) => _out.Writer.TryWrite(frame);
+
+    /// <summary>Asks the home to cancel an operation; its answer still comes (see <see cref="AwaitAsync"/>).</summary>
+    internal void Cancel(ulong opId) => Send(new ClientFrame { Cancel = new Cancel { OpId = opId } });
+
+    /// <summary>Answers a reservation: take the value set aside (true) or give it back (false). Does not wait.</summary>
+    internal void Settle(ulong opId, bool accept) => Send(new ClientFrame { Settle = new Settle { OpId = opId, Accept = accept } });
+
+    /// <summary>
+    /// Waits for the operation's answer. Cancelling asks the home to cancel, but still waits for
+    /// its answer: only the home knows whether the operation happened first, and a value it
+    /// delivered must not be dropped.
+    /// </summary>
+    internal async ValueTask<Completion> AwaitAsync(PendingOp op, CancellationToken cancellationToken)
+    {
+        if (!cancellationToken.CanBeCanceled)
+        {
+            return await op.Task.ConfigureAwait(false);
+        }
+
+        using CancellationTokenRegistration registration = cancellationToken.UnsafeRegister(
+            static (state, _) =>
+            {
+                var (link, id) = ((PeerLink, ulong))state!;
+                link.Send(new ClientFrame { Cancel = new Cancel { OpId = id } });
+            },
+            (this, op.Id));
+        return await op.Task.ConfigureAwait(false);
+    }
+
+    internal void ThrowIfFailed()
+    {
+        if (_failure is { } failure)
+        {
+            throw failure;
+        }
+    }
+
+    private async Task PumpAsync()
+    {
+        try
+        {
+            ChannelReader<ClientFrame> frames = _out.Reader;
+            while (await frames.WaitToReadAsync(_stop.Token).ConfigureAwait(false))
+            {
+                while (frames.TryRead(out ClientFrame? frame))
+                {
+                    if (_homeTakesBatches)
+                    {
+                        frame = FrameBatching.Gather(frame, frames);
+                    }
+
+                    // Frames already queued behind this one go out in the same flush.
+                    _call.RequestStream.WriteOptions = NodeTransport.FlushUnless(frames.TryPeek(out _));
+                    await _call.RequestStream.WriteAsync(frame, _stop.Token).ConfigureAwait(false);
+
+                    // gRPC has copied the credited values now: their buffers go back, in the order queued.
+                    for (int sent = FrameBatching.CreditedWrites(frame); sent > 0 && _creditedBuffers.TryDequeue(out PooledValueBuffer? buffer); sent--)
+                    {
+                        buffer.Return();
+                    }
+                }
+            }
+
+            await _call.RequestStream.CompleteAsync().ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Any failure to write means the link is gone; Fail tells every operation.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            Fail(e);
+        }
+    }
+
+    private async Task ReadLoopAsync()
+    {
+        Exception? cause = null;
+        try
+        {
+            while (await _call.ResponseStream.MoveNext(CancellationToken.None).ConfigureAwait(false))
+            {
+                Dispatch(_call.ResponseStream.Current);
+            }
+        }
+#pragma warning disable CA1031 // Any failure to read means the link is gone; Fail tells every operation.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            cause = e;
+        }
+
+        Fail(cause);
+    }
+
+    private void Dispatch(HomeFrame frame)
+    {
+        try
+        {
+            DispatchBody(frame);
+        }
+        finally
+        {
+            // A pooled array no operation took (its op is gone, or the frame carried none it expected).
+            frame.TakeRented()?.Return();
+        }
+    }
+
+    private void DispatchBody(HomeFrame frame)
+    {
+        switch (frame.BodyCase)
+        {
+            case HomeFrame.BodyOneofCase.Hello:
+                _homeTakesBatches = frame.Hello.FrameBatches;
+                _hello.TrySetResult(frame.Hello);
+                break;
+            case HomeFrame.BodyOneofCase.Attached:
+                if (_attaching.TryGetValue(frame.Attached.Handle, out TaskCompletionSource<Attached>? attaching))
+                {
+                    attaching.TrySetResult(frame.Attached);
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Chunk:
+                if (_ops.TryGetValue(frame.Chunk.OpId, out PendingOp? chunked) && !chunked.AddChunk(frame.Chunk.Data, frame.TakeRented()))
+                {
+                    _ops.TryRemove(frame.Chunk.OpId, out _);
+                    chunked.Fail(new InvalidOperationException($"The value from {Target} is larger than the {_node.Options.MaxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)."));
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Ready:
+                if (_ops.TryGetValue(frame.Ready.OpId, out PendingOp? watch))
+                {
+                    watch.OnReady?.Invoke();
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Reserved:
+                if (_ops.TryGetValue(frame.Reserved.OpId, out PendingOp? reservation))
+                {
+                    reservation.SetReserved(frame.Reserved.Data, frame.TakeRented());
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Credit:
+                if (_credits.TryGetValue(frame.Credit.Handle, out WriteCredits? credits))
+                {
+                    if (frame.Credit.Poisoned)
+                    {
+                        credits.Poison(frame.Credit.Message);
+                    }
+
+                    credits.Grant((int)frame.Credit.Count);
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.Completed:
+                if (_ops.TryRemove(frame.Completed.OpId, out PendingOp? op))
+                {
+                    op.Complete(frame.Completed, frame.TakeRented());
+                }
+
+                break;
+        }
+    }
+
+    private void Fail(Exception? cause)
+    {
+        Exception failure = _stop.IsCancellationRequested
+            ? new ObjectDisposedException(nameof(CspNode), "This program has left the distributed system (CspManager.Shutdown or CspNode.DisposeAsync).")
+            : new PeerLostException(
+                $"Lost the link to the program at {Target}" + (cause is null ? " (it closed the link)." : $": {Describe(cause)}") +
+                " Every operation on its channels, barriers and buckets fails from now on.",
+                cause ?? new InvalidOperationException("The link was closed."));
+        if (Interlocked.CompareExchange(ref _failure, failure, null) is not null)
+        {
+            return;
+        }
+
+        if (!_stop.IsCancellationRequested)
+        {
+            Log.LinkLost(_node.Logger, Target, cause?.Message ?? "closed");
+        }
+
+        _hello.TrySetException(failure);
+        foreach (var attaching in _attaching.Values)
+        {
+            attaching.TrySetException(failure);
+        }
+
+        foreach (ulong id in _ops.Keys)
+        {
+            if (_ops.TryRemove(id, out PendingOp? op))
+            {
+                op.Fail(failure);
+            }
+        }
+
+        _out.Writer.TryComplete();
+    }
+
+    private static string Describe(Exception e) => e is RpcException rpc ? $"{rpc.StatusCode}: {rpc.Status.Detail}" : e.Message;
+
+    public async ValueTask DisposeAsync()
+    {
+        _out.Writer.TryComplete();
+        try
+        {
+            // Closing our side lets the home release our ends as departed, not lost.
+            await _writer.WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Best effort on the way out.
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+        }
+
+        await _stop.CancelAsync().ConfigureAwait(false);
+        Fail(null);
+        _call.Dispose();
+        try
+        {
+            await _reader.ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Already reported through Fail.
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+        }
+
+        _channel.Dispose();
+        _stop.Dispose();
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(10, LogLevel.Warning, "Link to {Target} lost: {Reason}")]
+        internal static partial void LinkLost(ILogger logger, string target, string reason);
+    }
+}

@@ -1,0 +1,404 @@
+using System;
+using System.Buffers;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Alternation;
+using CspNet.Internal.Processes;
+using CspNet.Remote.Internal.Serialization;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Protocol;
+
+namespace CspNet.Remote.Internal.Client;
+
+/// <summary>
+/// A reading end whose channel lives in another program (a One2Any or Any2Any reader). A read asks
+/// the home to read for it and completes with the value taken there; a cancelled read is cancelled
+/// at the home, and if the home had already taken a value, the read returns it instead: nothing is
+/// lost.
+/// </summary>
+/// <remarks>
+/// <para>
+/// It is a guard that commits asynchronously (docs/GUARD-CONTRACT.md), over the Watch, Reserve and
+/// Settle frames of link.proto:
+/// </para>
+/// <list type="bullet">
+/// <item><see cref="TryCommit"/>: true if a value chosen earlier is still held here; otherwise it
+/// signals if the newest word from the home says a value was there (the engine then reserves it in
+/// its turn, without waiting at the home), and answers false.</item>
+/// <item>While the end knows of no value at the home, one Watch is outstanding there; its Ready
+/// says a value is there (and signals the enabled site, if any). <see cref="Enable"/> signals at
+/// once if a value is known to be there. The watch outlives <see cref="Disable"/>, so that the next
+/// selection's scan knows. Every site call is made under the end's lock, which Disable takes too,
+/// so none comes after it.</item>
+/// <item><see cref="TryReserveAsync"/> sends Reserve (waiting at the home only once enabled) and
+/// answers true when Reserved arrives with the value, which stays here. Cancelled, it sends Cancel
+/// and still waits for the home's answer; a value set aside anyway is given back (Settle false).</item>
+/// <item><see cref="Confirm"/> sends Settle(true), without waiting, and keeps the value for the next
+/// read, which returns it once the home has confirmed the take (so a link lost before the home saw
+/// Settle fails the read rather than delivering the value here and, given back, there too);
+/// <see cref="Release"/> sends Settle(false): the home puts the value back first in line and its
+/// writer stays blocked.</item>
+/// </list>
+/// <para>Like every end, it belongs to one process: the reservation and the held value are the owner's.</para>
+/// </remarks>
+internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>
+{
+    private readonly Lock _lock = new();
+    private GuardSite? _site;      // the enabled selection's site, under _lock
+    private PendingOp? _watch;     // the watch at the home, while no value is known there; under _lock
+    private bool _knownReady;      // the newest word from the home: a value was there
+
+    // Owner only: the outstanding reservation, and the value chosen for the next read.
+    private PendingOp? _reservation;
+    private T? _reservedValue;
+    private string? _reservedPoison;
+    private bool _holding;
+    private T? _held;
+    private string? _heldPoison;
+    private PendingOp? _commit;    // the accepted reservation, until the home confirms the take
+
+    protected internal override GuardCapabilities Capabilities => GuardCapabilities.CommitsAsynchronously;
+
+    public override T Read()
+    {
+        if (_holding)
+        {
+            if (_commit is { } commit)
+            {
+                _commit = null;
+                CheckCommitted(commit.Task.GetAwaiter().GetResult());
+            }
+
+            return TakeHeld();
+        }
+
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
+        return ReadAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
+    {
+        if (_holding && _commit is not null)
+        {
+            return TakeCommittedAsync();
+        }
+
+        if (_holding)
+        {
+            try
+            {
+                return new ValueTask<T>(TakeHeld());
+            }
+            catch (PoisonException e)
+            {
+                return ValueTask.FromException<T>(e);
+            }
+        }
+
+        return ReadRemoteAsync(cancellationToken);
+    }
+
+    private async ValueTask<T> ReadRemoteAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        PendingOp op = link.Begin(reads: true);
+        link.Send(new ClientFrame { Read = new Read { Handle = handle, OpId = op.Id } });
+        Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        try
+        {
+            completion.ThrowIfFailed($"Reading from '{name}'", cancellationToken);
+            return codec.Read(completion.Value);
+        }
+        finally
+        {
+            // The value may live in pooled arrays: decoded, they go back.
+            completion.ReleaseValue();
+        }
+    }
+
+    public override void Poison() => link.Poison(handle);
+
+    protected internal override bool TryCommit(GuardSite site)
+    {
+        if (_holding)
+        {
+            return true;
+        }
+
+        // Committing takes a round trip: say "ready" and the engine reserves this end in its turn
+        // (the contract's convention for asynchronous guards). A lost link signals too, so that the
+        // reservation reports the loss. Not known ready: a watch finds out for the next selection,
+        // or this one's wait.
+        lock (_lock)
+        {
+            if (_knownReady || link.IsFailed)
+            {
+                site.Signal();
+            }
+            else
+            {
+                EnsureWatchLocked();
+            }
+        }
+
+        return false;
+    }
+
+    protected internal override void Enable(GuardSite site)
+    {
+        lock (_lock)
+        {
+            _site = site;
+            if (_knownReady || link.IsFailed)
+            {
+                // The reservation this signal starts waits at the home, and reports a lost link.
+                site.Signal();
+            }
+            else
+            {
+                EnsureWatchLocked();
+            }
+        }
+    }
+
+    protected internal override void Disable(GuardSite site)
+    {
+        // The watch stays: what it learns lets the next selection's scan see this end ready, in
+        // its turn (without it, a local guard that is always ready would win every scan).
+        lock (_lock)
+        {
+            _site = null;
+        }
+    }
+
+    /// <summary>Keeps one watch at the home while this end does not know of a value there.</summary>
+    private void EnsureWatchLocked()
+    {
+        if (_watch is not null || link.IsFailed)
+        {
+            return;
+        }
+
+        PendingOp watch = link.Begin();
+        watch.OnReady = () => OnReady(watch);
+        _watch = watch;
+        link.Send(new ClientFrame { Watch = new Watch { Handle = handle, OpId = watch.Id } });
+        _ = WatchEndedAsync(watch);
+    }
+
+    private void OnReady(PendingOp watch)
+    {
+        lock (_lock)
+        {
+            if (_watch == watch)
+            {
+                _watch = null;
+            }
+
+            _knownReady = true;
+            _site?.Signal();
+        }
+    }
+
+    /// <summary>A watch that ends in failure (the link lost, a home that refuses) fails the selection it serves.</summary>
+    private async Task WatchEndedAsync(PendingOp watch)
+    {
+        Completion completion = await watch.Task.ConfigureAwait(false);
+        Exception? failure = null;
+        if (completion.Lost is not null || completion.Outcome is not (Outcome.Ok or Outcome.Cancelled or Outcome.Poisoned))
+        {
+            try
+            {
+                completion.ThrowIfFailed($"Selecting over '{name}'", CancellationToken.None);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                failure = e;
+            }
+        }
+
+        lock (_lock)
+        {
+            if (_watch == watch)
+            {
+                _watch = null;
+            }
+
+            if (failure is not null)
+            {
+                _site?.Fail(failure);
+            }
+        }
+    }
+
+    protected internal override async ValueTask<bool> TryReserveAsync(GuardSite site, CancellationToken cancellationToken)
+    {
+        bool wait;
+        lock (_lock)
+        {
+            // Enabled: the other guards can still win meanwhile, so waiting at the home for a value
+            // is safe. In the scan nothing else is enabled: ask for a value that is there now.
+            wait = _site is not null;
+        }
+
+        PendingOp op = link.Begin(reserves: true);
+        link.Send(new ClientFrame { Reserve = new Reserve { Handle = handle, OpId = op.Id, Wait = wait } });
+        using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (link, op.Id)))
+        {
+            await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
+        }
+
+        if (op.Reserved.IsCompleted)
+        {
+            T value;
+            try
+            {
+                value = codec.Read(op.Reserved.Result);
+            }
+            catch
+            {
+                link.Settle(op.Id, accept: false);
+                throw;
+            }
+            finally
+            {
+                op.ReleaseReserved(); // decoded: its pooled arrays go back
+            }
+
+            if (cancellationToken.IsCancellationRequested)
+            {
+                // The value came although the selection gave up: give it back before saying "nothing reserved".
+                link.Settle(op.Id, accept: false);
+                return false;
+            }
+
+            _reservation = op;
+            _reservedValue = value;
+            return true;
+        }
+
+        Completion completion = await op.Task.ConfigureAwait(false);
+        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        {
+            case Outcome.Cancelled:
+                if (!cancellationToken.IsCancellationRequested)
+                {
+                    // The home had nothing to set aside: watch for the next value.
+                    lock (_lock)
+                    {
+                        _knownReady = false;
+                        EnsureWatchLocked();
+                    }
+                }
+
+                return false;
+            case Outcome.Poisoned:
+                // As a local end: a poisoned channel commits the guard, and the read throws.
+                _reservedPoison = completion.Message;
+                return true;
+            default:
+                completion.ThrowIfFailed($"Selecting over '{name}'", cancellationToken);
+                return false;
+        }
+    }
+
+    protected internal override void Confirm(GuardSite site)
+    {
+        if (_reservation is { } op)
+        {
+            _reservation = null;
+            if (link.IsFailed)
+            {
+                // The home gives a reservation back when its stream ends, and Settle can no longer
+                // reach it: keeping the value would deliver it twice. The selection throws instead.
+                _reservedValue = default;
+                throw new PeerLostException($"Lost the link to {link.Target} while selecting over '{name}': the value set aside there was given back, not taken.");
+            }
+
+            link.Settle(op.Id, accept: true);
+            Hold(_reservedValue, poison: null);
+            _reservedValue = default;
+
+            // The value is handed to the reader only once the home confirms the take: if the link
+            // broke before Settle arrived, the home gives the value back to the channel, and
+            // handing it out here too would deliver it twice.
+            _commit = op;
+        }
+        else if (_reservedPoison is { } poison)
+        {
+            _reservedPoison = null;
+            Hold(default, poison);
+        }
+
+        // Otherwise TryCommit found a value held already: it stays for the next read.
+    }
+
+    protected internal override void Release(GuardSite site)
+    {
+        if (_reservation is { } op)
+        {
+            _reservation = null;
+            _reservedValue = default;
+            link.Settle(op.Id, accept: false);
+        }
+
+        _reservedPoison = null;
+    }
+
+    private void Hold(T? value, string? poison)
+    {
+        _held = value;
+        _heldPoison = poison;
+        _holding = true;
+    }
+
+    private async ValueTask<T> TakeCommittedAsync()
+    {
+        PendingOp commit = _commit!;
+        _commit = null;
+        CheckCommitted(await commit.Task.ConfigureAwait(false));
+        return TakeHeld();
+    }
+
+    /// <summary>
+    /// Fails the read when the home did not confirm the take. A link lost in that window leaves the
+    /// value's fate unknown here (the home gives it back unless Settle arrived first): the reader is
+    /// told, and the value is never delivered twice.
+    /// </summary>
+    private void CheckCommitted(Completion completion)
+    {
+        if (completion.Lost is null && completion.Outcome == Outcome.Ok)
+        {
+            return;
+        }
+
+        _holding = false;
+        _held = default;
+        _heldPoison = null;
+        if (completion.Lost is { } lost)
+        {
+            throw new PeerLostException(
+                $"Lost the link to {link.Target} before it confirmed the take of the value chosen from '{name}': the value is not delivered here, so it cannot be delivered twice.",
+                lost);
+        }
+
+        completion.ThrowIfFailed($"Taking the value chosen from '{name}'", CancellationToken.None);
+        throw new InvalidOperationException($"The home of '{name}' did not confirm the take ({completion.Outcome}).");
+    }
+
+    private T TakeHeld()
+    {
+        _holding = false;
+        T value = _held!;
+        _held = default;
+        if (_heldPoison is { } poison)
+        {
+            _heldPoison = null;
+            throw new PoisonException(poison);
+        }
+
+        return value;
+    }
+
+    public override string ToString() => $"reading end of '{name}' at {link.Target}";
+}

@@ -1,0 +1,481 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Diagnostics;
+using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.Protocol;
+using Google.Protobuf;
+using Grpc.Core;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Homes;
+
+/// <summary>
+/// The home side of one Link stream: the ends one client program attached to constructs hosted
+/// here, and the operations it runs on them.
+/// </summary>
+/// <remarks>
+/// Frames are read by one loop (<see cref="RunAsync"/>); each operation then runs as its own task
+/// on the core construct, so a blocked write never holds up the stream. Replies go through one
+/// <see cref="InlineStreamWriter{T}"/>, because a gRPC stream takes one write at a time: a reply
+/// sent while the stream is idle is written at once by the thread that completed the operation,
+/// with no hop through the ThreadPool; others queue behind the write in progress. Every operation
+/// is answered exactly once with Completed, and a Cancel that arrives after the operation ended
+/// finds nothing to cancel: the Completed already sent is the truth.
+/// </remarks>
+internal sealed partial class HomeSession
+{
+    /// <summary>
+    /// How many values a stream may have in assembly at once (chunks received, closing Write not
+    /// yet). A client sends a value's chunks and its Write back to back, so only as many values as
+    /// it writes concurrently are ever open; a stream that opens more is abandoning them, and each
+    /// could hold up to MaxValueSize bytes here until the stream ends.
+    /// </summary>
+    internal const int MaxValuesInAssembly = 1024;
+
+    /// <summary>
+    /// How many replies may wait for the stream before this session stops reading the client's
+    /// frames (until half have left). Replies are queued without waiting, so a client that sends
+    /// operations but does not read their answers would otherwise fill this program's memory;
+    /// instead its requests wait in HTTP/2's flow control, at its end.
+    /// </summary>
+    internal const int MaxQueuedReplies = 1024;
+
+    private readonly IHomeNode _node;
+    private readonly Dictionary<uint, HomeEnd> _ends = [];
+    private readonly Dictionary<ulong, ValueAssembler> _chunks = [];
+    private readonly HashSet<ulong> _oversized = [];
+    private readonly ConcurrentDictionary<ulong, RunningOp> _running = new();
+    private InlineStreamWriter<HomeFrame>? _out; // set when the stream starts, before any frame is read
+    private string _peer = "a program that has not introduced itself";
+    private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
+
+    internal HomeSession(IHomeNode node) => _node = node;
+
+    internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
+    {
+        _out = new InlineStreamWriter<HomeFrame>(output, cancellationToken, written: static frame => frame.Sent?.Return(), MaxQueuedReplies);
+        bool lost = true;
+        try
+        {
+            if (!await NextAsync(input, cancellationToken).ConfigureAwait(false))
+            {
+                lost = false;
+                return;
+            }
+
+            input.Current.TakeRented()?.Return(); // a Hello has no data: only a misbehaving client's first frame does
+            if (input.Current.BodyCase != ClientFrame.BodyOneofCase.Hello || input.Current.Hello.ProtocolVersion != 1)
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, "A Link stream starts with Hello (protocol_version 1)."));
+            }
+
+            Hello hello = input.Current.Hello;
+            _peer = $"'{hello.Program}' (incarnation {hello.Incarnation})";
+            _grantsCredits = hello.WriteCredits && _node.Options.PipelineBufferedWrites;
+            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits, FrameBatches = true } });
+            Log.LinkOpened(_node.Logger, _peer);
+
+            while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
+            {
+                Dispatch(input.Current);
+                if (_out.WhenRoom() is { } room)
+                {
+                    // The client is not reading its answers as fast as its requests produce them.
+                    Log.RepliesBacklogged(_node.Logger, _peer, MaxQueuedReplies);
+                    await room.WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
+            }
+
+            lost = false; // the client closed its side: it left on purpose
+        }
+        catch (RpcException e) when (e.StatusCode is StatusCode.InvalidArgument or StatusCode.ResourceExhausted)
+        {
+            Log.StreamRefused(_node.Logger, _peer, e.Status.Detail);
+            throw;
+        }
+        finally
+        {
+            Close(lost);
+
+            // The replies already sent go out (a failed write ends the stream: nothing to report).
+            await _out.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>The next frame; bytes that are not a ClientFrame break the stream's framing.</summary>
+    private static async Task<bool> NextAsync(IAsyncStreamReader<ClientFrame> input, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await input.MoveNext(cancellationToken).ConfigureAwait(false);
+        }
+        catch (InvalidProtocolBufferException e)
+        {
+            // Left to gRPC, a parse failure inside the handler is answered UNKNOWN ("Exception was
+            // thrown by handler"), which tells the client nothing and looks like a crash here.
+            throw new RpcException(new Status(StatusCode.InvalidArgument, "A frame is not a valid ClientFrame: " + e.Message));
+        }
+    }
+
+    private void Dispatch(ClientFrame frame)
+    {
+        try
+        {
+            DispatchBody(frame);
+        }
+        finally
+        {
+            // The frame's pooled array, unless a value in assembly took it. A Write's value has been
+            // decoded by now (HomeEnd.WriteAsync decodes before it returns), or refused.
+            frame.TakeRented()?.Return();
+        }
+    }
+
+    private void DispatchBody(ClientFrame frame)
+    {
+        switch (frame.BodyCase)
+        {
+            case ClientFrame.BodyOneofCase.Attach:
+                Attach(frame.Attach);
+                break;
+            case ClientFrame.BodyOneofCase.Detach:
+                if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
+                {
+                    detached.Detach();
+                    CancelOperationsOn(frame.Detach.Handle);
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Chunk:
+                AddChunk(frame);
+                break;
+            case ClientFrame.BodyOneofCase.Write:
+                Write(frame.Write);
+                break;
+            case ClientFrame.BodyOneofCase.Read:
+                Start(frame.Read.OpId, frame.Read.Handle, static (end, ct, _) => end.ReadAsync(ct), 0);
+                break;
+            case ClientFrame.BodyOneofCase.Sync:
+                Start(frame.Sync.OpId, frame.Sync.Handle, static (end, ct, kind) => end.SyncAsync(kind, ct), frame.Sync.Kind);
+                break;
+            case ClientFrame.BodyOneofCase.Cancel:
+                if (_running.TryGetValue(frame.Cancel.OpId, out RunningOp running))
+                {
+                    running.Cancellation.Cancel();
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Poison:
+                if (_ends.TryGetValue(frame.Poison.Handle, out HomeEnd? end))
+                {
+                    end.Poison();
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Watch:
+                Start(frame.Watch.OpId, frame.Watch.Handle, static (end, ct, s) => end.WatchAsync(() => s.session.Send(new HomeFrame { Ready = new Ready { OpId = s.opId } }), ct), (session: this, opId: frame.Watch.OpId));
+                break;
+            case ClientFrame.BodyOneofCase.Reserve:
+                StartReserve(frame.Reserve);
+                break;
+            case ClientFrame.BodyOneofCase.Settle:
+                if (_running.TryGetValue(frame.Settle.OpId, out RunningOp reservation))
+                {
+                    // Settles a reservation (a second Settle changes nothing); for another running
+                    // operation it is ignored: that operation's own Completed is still owed.
+                    reservation.Settled?.TrySetResult(frame.Settle.Accept);
+                }
+                else
+                {
+                    // Only a reservation that has sent Reserved is settled; link.proto ends only the
+                    // offending operation for anything else, not the stream.
+                    Complete(frame.Settle.OpId, new OpResult(Outcome.Error, StatusCode.FailedPrecondition, $"Operation {frame.Settle.OpId} holds no reservation to settle."));
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.Batch:
+                DispatchBatch(frame.Batch);
+                break;
+            default:
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
+        }
+    }
+
+    /// <summary>The frames of a batch, in order, each as if it had come alone.</summary>
+    private void DispatchBatch(FrameBatch batch)
+    {
+        foreach (ClientFrame frame in batch.Frames)
+        {
+            if (frame.BodyCase is ClientFrame.BodyOneofCase.Batch or ClientFrame.BodyOneofCase.Hello)
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"A FrameBatch holds a {frame.BodyCase}; batches hold only operation frames."));
+            }
+
+            Dispatch(frame);
+        }
+    }
+
+    private void Attach(Attach attach)
+    {
+        var reply = new Attached { Handle = attach.Handle };
+        try
+        {
+            if (_ends.ContainsKey(attach.Handle))
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"Handle {attach.Handle} is already attached on this stream."));
+            }
+
+            if (!_node.Homes.TryGetValue(attach.Name, out Home? home))
+            {
+                throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
+            }
+
+            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer);
+            if (_grantsCredits)
+            {
+                uint handle = attach.Handle;
+                end.OfferCredits((count, poisoned) => Send(new HomeFrame { Credit = new Credit { Handle = handle, Count = (uint)count, Poisoned = poisoned is not null, Message = poisoned ?? string.Empty } }));
+            }
+
+            _ends.Add(attach.Handle, end);
+            reply.Status = (int)StatusCode.OK;
+        }
+        catch (RpcException e)
+        {
+            reply.Status = (int)e.StatusCode;
+            reply.Message = e.Status.Detail;
+        }
+        catch (InvalidOperationException e)
+        {
+            reply.Status = (int)StatusCode.FailedPrecondition;
+            reply.Message = e.Message;
+        }
+
+        Send(new HomeFrame { Attached = reply });
+    }
+
+    private void AddChunk(ClientFrame frame)
+    {
+        Chunk chunk = frame.Chunk;
+        if (_oversized.Contains(chunk.OpId))
+        {
+            return;
+        }
+
+        if (!_chunks.TryGetValue(chunk.OpId, out ValueAssembler? assembler))
+        {
+            if (_chunks.Count + _oversized.Count >= MaxValuesInAssembly)
+            {
+                // Chunks of values whose Write never comes would otherwise stay here until the stream
+                // ends: bounded per value by MaxValueSize, but not in number.
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, $"More than {MaxValuesInAssembly} values are in assembly on this stream: each value's chunks must be followed by its Write."));
+            }
+
+            _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
+        }
+
+        if (!assembler.TryAdd(chunk.Data, frame.TakeRented()))
+        {
+            // Dropped at once so a flood of chunks cannot fill this program's memory; the Write that
+            // closes the value is answered with RESOURCE_EXHAUSTED.
+            _chunks.Remove(chunk.OpId);
+            assembler.Release();
+            _oversized.Add(chunk.OpId);
+        }
+    }
+
+    private void Write(Write write)
+    {
+        RequireNew(write.OpId);
+        _chunks.Remove(write.OpId, out ValueAssembler? chunks);
+        Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
+        try
+        {
+            bool tooLarge = _oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize;
+            if (write.Credited)
+            {
+                // No answer is owed: the end places the value in the slot reserved for it (or poisons
+                // the channel if it cannot). PutCredited decodes before it returns, like WriteAsync.
+                if (!_ends.TryGetValue(write.Handle, out HomeEnd? end) || !end.PutCredited(tooLarge ? default : ValueAssembler.Complete(chunks, write.Data), tooLarge))
+                {
+                    throw new RpcException(new Status(StatusCode.InvalidArgument, $"A credited Write on handle {write.Handle}, which is not a writing end granted credits on this stream."));
+                }
+
+                return;
+            }
+
+            if (tooLarge)
+            {
+                Complete(write.OpId, new OpResult(Outcome.Error, StatusCode.ResourceExhausted, $"The value is larger than the {_node.Options.MaxValueSize:N0} bytes {_node.ProgramLabel} accepts (CspNodeOptions.MaxValueSize)."));
+                return;
+            }
+
+            var value = ValueAssembler.Complete(chunks, write.Data);
+            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity);
+            activity = null; // ended with the operation
+        }
+        finally
+        {
+            activity?.Stop();
+            // The value was decoded before WriteAsync returned: its pooled parts go back now, not
+            // when a reader takes it, so a blocked write holds the decoded value only.
+            chunks?.Release();
+        }
+    }
+
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null)
+    {
+        RequireNew(opId);
+        if (!_ends.TryGetValue(handle, out HomeEnd? end))
+        {
+            Complete(opId, new OpResult(Outcome.Error, StatusCode.NotFound, $"Handle {handle} is not attached on this stream."));
+            RemoteTracing.Stop(activity, "not attached");
+            return;
+        }
+
+        // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
+        var cts = new CancellationTokenSource();
+        _running[opId] = new RunningOp(handle, cts, settled);
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity);
+    }
+
+    /// <summary>
+    /// A reservation: Cancel ends it only until the value is set aside (its token); from then on
+    /// only Settle (or the end of the stream or of the end, which settle it as "give back") does.
+    /// </summary>
+    private void StartReserve(Reserve reserve)
+    {
+        var settled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        Start(
+            reserve.OpId,
+            reserve.Handle,
+            static (end, ct, s) => end.ReserveAsync(s.Wait, value => s.session.SendReserved(s.OpId, value), s.settled.Task, ct),
+            (session: this, reserve.OpId, reserve.Wait, settled),
+            settled);
+    }
+
+    private void SendReserved(ulong opId, PooledValueBuffer value) =>
+        Send(new HomeFrame { Reserved = new Reserved { OpId = opId, Data = SendChunks(opId, value) }, Sent = value });
+
+    /// <summary>Sends every chunk of a value but the last part, which it returns for the frame that ends the operation.</summary>
+    private ByteString SendChunks(ulong opId, PooledValueBuffer value) =>
+        ValueEncoder.Split(value.WrittenMemory, _node.Options.ChunkSize, (this, opId), static (s, part) => s.Item1.Send(new HomeFrame { Chunk = new Chunk { OpId = s.opId, Data = part } }));
+
+    /// <summary>
+    /// Refuses an operation whose op_id is still running. Checked before anything else answers it:
+    /// an early answer (unknown handle, oversized value) would otherwise be a second Completed for
+    /// the running operation's op_id, which the client would take as that operation's answer.
+    /// </summary>
+    private ulong RequireNew(ulong opId) => _running.ContainsKey(opId)
+        ? throw new RpcException(new Status(StatusCode.InvalidArgument, $"Operation {opId} is already running: op_id must be unique on a stream."))
+        : opId;
+
+    /// <summary>A detached end's pending operations complete as CANCELLED (link.proto, Detach).</summary>
+    private void CancelOperationsOn(uint handle)
+    {
+        foreach (RunningOp running in _running.Values)
+        {
+            if (running.Handle == handle)
+            {
+                running.Cancellation.Cancel();
+                running.Settled?.TrySetResult(false);
+            }
+        }
+    }
+
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity)
+    {
+        OpResult result = await operation.ConfigureAwait(false);
+        RemoteTracing.Stop(activity, result.Outcome == Outcome.Ok ? null : result.Outcome.ToString());
+
+        // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
+        // client learns the truth from this Completed. The source is not disposed: a Cancel frame
+        // may be cancelling it right now, and it holds no timer or registration by then.
+        _running.TryRemove(opId, out _);
+        GC.KeepAlive(cts);
+        Complete(opId, result);
+    }
+
+    private void Complete(ulong opId, OpResult result)
+    {
+        var completed = new Completed
+        {
+            OpId = opId,
+            Outcome = result.Outcome,
+            Status = (int)result.Status,
+            Message = result.Message ?? string.Empty,
+            Count = result.Count,
+            CreditUsed = result.CreditUsed,
+        };
+
+        if (result.Value is { } value)
+        {
+            completed.Data = SendChunks(opId, value);
+        }
+
+        Send(new HomeFrame { Completed = completed, Sent = result.Value });
+    }
+
+    private void Send(HomeFrame frame) => _out!.Send(frame);
+
+    private void Close(bool lost)
+    {
+        // Values whose Write never came: their pooled parts go back with the stream.
+        foreach (ValueAssembler abandoned in _chunks.Values)
+        {
+            abandoned.Release();
+        }
+
+        _chunks.Clear();
+
+        foreach (RunningOp running in _running.Values)
+        {
+            running.Cancellation.Cancel();
+
+            // A value set aside for this client goes back: nothing is lost with the stream.
+            running.Settled?.TrySetResult(false);
+        }
+
+        foreach (HomeEnd end in _ends.Values)
+        {
+            if (lost)
+            {
+                end.Lost(_peer);
+            }
+            else
+            {
+                end.Detach();
+            }
+        }
+
+        if (lost)
+        {
+            Log.LinkLost(_node.Logger, _peer);
+        }
+
+        _ends.Clear();
+    }
+
+    /// <summary>An operation in progress: the end it runs on (a Detach cancels it), its cancellation, and for a reservation the client's Settle.</summary>
+    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled);
+
+    private static partial class Log
+    {
+        [LoggerMessage(1, LogLevel.Debug, "Link from {Peer} opened.")]
+        internal static partial void LinkOpened(ILogger logger, string peer);
+
+        [LoggerMessage(2, LogLevel.Warning, "Link from {Peer} lost: its ends were released and channels it alone wrote to were poisoned.")]
+        internal static partial void LinkLost(ILogger logger, string peer);
+
+        [LoggerMessage(3, LogLevel.Warning, "Link from {Peer} refused: {Reason}")]
+        internal static partial void StreamRefused(ILogger logger, string peer, string reason);
+
+        [LoggerMessage(4, LogLevel.Debug, "Link from {Peer}: more than {Limit} replies wait for the client to read them; its frames are not read until half have left.")]
+        internal static partial void RepliesBacklogged(ILogger logger, string peer, int limit);
+    }
+}

@@ -1,0 +1,22 @@
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Transport;
+
+/// <summary>
+/// What both ends of a link need from the program they run in: its options, logger and identity.
+/// The node runtime implements it, so links depend on this and not on the hosting layer above them.
+/// </summary>
+internal interface ILinkNode
+{
+    /// <summary>The program's node options.</summary>
+    CspNodeOptions Options { get; }
+
+    /// <summary>Where link events are logged.</summary>
+    ILogger Logger { get; }
+
+    /// <summary>The program's name in messages and logs.</summary>
+    string ProgramLabel { get; }
+
+    /// <summary>Identifies this run of the program to its peers: a later run has another.</summary>
+    string Incarnation { get; }
+}
