@@ -242,34 +242,6 @@ internal sealed class Reader(IChannelIn<int> input, int count) : ICSPProcess
     }
 }
 
-/// <summary>Listing 4 of the CSP.NET paper, as printed (the paper's ICSProcess is ICSPProcess here).</summary>
-[Serializable]
-internal sealed class AddIntegers : ICSPProcess
-{
-    private int number;
-    private string channelName;
-
-    public AddIntegers(int num, string name)
-    {
-        number = num;
-        channelName = name;
-    }
-
-    public void Run()
-    {
-        IChannelOut<int> result = Factory.GetOne2OneOut<int>(channelName);
-
-        for(int j = 0; j < 100; j++)
-        {
-            int res = 0;
-            for (int i = 1; i < number; i++)
-                res += i;
-
-            result.Write(res);
-        }
-    }
-}
-
 /// <summary>Listing 5 of the CSP.NET paper, as printed, with its result kept for the test to print.</summary>
 [Serializable]
 internal sealed class AltReader : ICSPProcess
