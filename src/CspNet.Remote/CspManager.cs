@@ -17,11 +17,20 @@ namespace CspNet;
 /// throws; call <see cref="Shutdown"/> first. Thread-safe.
 /// On the Generic Host, <c>services.AddCspNode()</c> takes the place of Init: the node it starts with
 /// the host is this class's node until the host stops (see <see cref="Remote.Hosting.CspNodeHost"/>).
+/// A program that ends normally (Main returns, <c>Environment.Exit</c>, SIGTERM) leaves as
+/// <see cref="Shutdown"/> does, within five seconds: what it wrote is delivered, its ends
+/// detach and its lease ends, so the programs it talked to see it leave, not get lost. Only a killed
+/// or silent program counts as lost (<see cref="PeerLostException"/> at the others).
 /// </remarks>
 public static class CspManager
 {
     private static readonly Lock Gate = new();
     private static CspNode? _node;
+    private static int _exitHooked;
+
+
+    // How long a program that ends without Shutdown() waits at most while it leaves.
+    private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(5);
 
     // The node of the worker pool running the current shipped process (and of the processes it
     // starts: an AsyncLocal flows into threads and tasks started from it). It comes before the
@@ -155,7 +164,32 @@ public static class CspManager
             }
 
             Volatile.Write(ref _node, node);
+            if (Interlocked.Exchange(ref _exitHooked, 1) == 0)
+            {
+                AppDomain.CurrentDomain.ProcessExit += OnProcessExit;
+            }
+
             return true;
+        }
+    }
+
+    // Leaving costs a few round trips; without it the homes of this program's channels would see
+    // the program lost and poison them, although everything it wrote was read.
+    private static void OnProcessExit(object? sender, EventArgs e)
+    {
+        if (Interlocked.Exchange(ref _node, null) is not { } node)
+        {
+            return;
+        }
+
+        try
+        {
+            node.DisposeAsync().AsTask().Wait(ExitTimeout);
+        }
+#pragma warning disable CA1031 // The process is ending: nothing is left to report a failure to leave to.
+        catch (Exception)
+#pragma warning restore CA1031
+        {
         }
     }
 

@@ -9,6 +9,32 @@ if (args.Length < 2)
     return 2;
 }
 
+if (args[1] is "paper-writer" or "paper-reader")
+{
+    // Listings 4 and 5 of the CSP.NET paper, one per program, with CspManager.Init on this
+    // machine's NameServer port (listing 3): Main returns without CspManager.Shutdown().
+    CspManager.Init("0", new Uri(args[0]).Port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+    if (args[1] == "paper-writer")
+    {
+        // paper-writer <channel> <number>: says it is there (below), runs listing 4, returns.
+        Factory.GetAny2OneOut<string>("writers").Write(args[2]);
+        new AddIntegers(int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture), args[2]).Run();
+        Console.WriteLine("done wrote 100");
+    }
+    else
+    {
+        // paper-reader: waits for both writers first (listing 5's one-second timeout would fire
+        // before a writer program had started), runs listing 5, returns.
+        AltingChannelIn<string> writers = Factory.GetAny2OneIn<string>("writers");
+        Console.WriteLine($"ready {writers.Read()} {writers.Read()}");
+        var reader = new AltReader();
+        reader.Run();
+        Console.WriteLine($"done result {reader.Result}");
+    }
+
+    return 0;
+}
+
 await using CspNode node = await CspNode.StartAsync(new CspNodeOptions
 {
     NameServer = new Uri(args[0]),
@@ -213,5 +239,43 @@ internal sealed class Reader(IChannelIn<int> input, int count) : ICSPProcess
         {
             Sum += input.Read();
         }
+    }
+}
+
+/// <summary>Listing 5 of the CSP.NET paper, as printed, with its result kept for the test to print.</summary>
+[Serializable]
+internal sealed class AltReader : ICSPProcess
+{
+    public int Result { get; private set; }
+
+    public void Run()
+    {
+        AltingChannelIn<int> plus = Factory.GetOne2OneIn<int>("plus");
+        AltingChannelIn<int> minus = Factory.GetOne2OneIn<int>("minus");
+
+        CSTimer timer = new CSTimer();
+        Alternative alt = new Alternative(new Guard[] { plus, minus,
+                                                       timer });
+
+        int result = 0;
+        bool done = false;
+        while (!done)
+        {
+            timer.RelativeTimeOut(1000);
+            switch (alt.FairSelect())
+            {
+                case 0:
+                    result += plus.Read();
+                    break;
+                case 1:
+                    result -= minus.Read();
+                    break;
+                case 2:
+                    done = true;
+                    break;
+            }
+        }
+
+        Result = result;
     }
 }

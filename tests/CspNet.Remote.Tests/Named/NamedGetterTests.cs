@@ -1,3 +1,5 @@
+using CspNet.Remote.NameServer;
+
 namespace CspNet.Remote.Tests.Named;
 
 /// <summary>What the named getters check and refuse, between two programs' nodes in this process.</summary>
@@ -12,7 +14,7 @@ public sealed class NamedGetterTests
         CspNode first = await system.NodeAsync("first");
         CspNode second = await system.NodeAsync("second");
         await first.GetOne2OneInAsync<int>("taken");
-        var error = await Assert.ThrowsAsync<InvalidOperationException>(async () => await second.GetOne2OneInAsync<int>("taken"));
+        var error = await Assert.ThrowsAsync<NameAlreadyRegisteredException>(async () => await second.GetOne2OneInAsync<int>("taken"));
         Assert.Contains($"127.0.0.1:{first.Port}", error.Message, StringComparison.Ordinal);
     }
 

@@ -1,3 +1,5 @@
+using CspNet.Remote.NameServer;
+
 namespace CspNet.Remote.Tests.Named;
 
 /// <summary>Named constructs in a stand-alone node: ordinary local ones, found by name, no network.</summary>
@@ -46,7 +48,7 @@ public sealed class StandAloneTests
     {
         await using CspNode node = CspNode.CreateStandAlone();
         node.GetOne2OneIn<int>("once");
-        var error = Assert.Throws<InvalidOperationException>(() => node.GetOne2OneIn<int>("once"));
+        var error = Assert.Throws<NameAlreadyRegisteredException>(() => node.GetOne2OneIn<int>("once"));
         Assert.Contains("already exists", error.Message, StringComparison.Ordinal);
     }
 

@@ -38,7 +38,7 @@ internal abstract class Home
     {
         if (kind != Kind.WireName())
         {
-            throw new InvalidOperationException($"'{Name}' is a {Kind.WireName()}, not a {kind}.");
+            throw new InvalidOperationException($"'{Name}' is {NameRules.WithArticle(Kind.WireName())}, not {NameRules.WithArticle(kind)}.");
         }
 
         if (valueType != ValueType)

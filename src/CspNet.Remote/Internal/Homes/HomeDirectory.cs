@@ -4,6 +4,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Internal.Homes;
 
@@ -81,9 +82,11 @@ internal sealed class HomeDirectory
         }
     }
 
-    private static InvalidOperationException AlreadyExists(Home existing) =>
-        new($"A {existing.Kind.WireName()} named '{existing.Name}' already exists in this program. Names are unique: " +
+    private static NameAlreadyRegisteredException AlreadyExists(Home existing) =>
+        new($"{Capitalized(NameRules.WithArticle(existing.Kind.WireName()))} named '{existing.Name}' already exists in this program. Names are unique: " +
             (existing.Kind.CreatedBy(reader: true) && existing.Kind != ConstructKind.Barrier
                 ? "get the other end, or choose another name."
                 : "join it (the getter without creation arguments), or choose another name."));
+
+    private static string Capitalized(string text) => char.ToUpperInvariant(text[0]) + text[1..];
 }

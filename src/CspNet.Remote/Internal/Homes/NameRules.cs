@@ -15,9 +15,12 @@ internal static class NameRules
 
     /// <summary>A name asked for as another kind or value type than it was created with.</summary>
     internal static InvalidOperationException Mismatch(string name, string kind, string valueType, string askedKind, string askedValueType) =>
-        new($"'{name}' is a {kind}" + (valueType.Length > 0 ? $" of {valueType}" : string.Empty) +
-            $", not a {askedKind}" + (askedValueType.Length > 0 ? $" of {askedValueType}" : string.Empty) +
+        new($"'{name}' is {WithArticle(kind)}" + (valueType.Length > 0 ? $" of {valueType}" : string.Empty) +
+            $", not {WithArticle(askedKind)}" + (askedValueType.Length > 0 ? $" of {askedValueType}" : string.Empty) +
             ". Ask for it with the kind and type it was created with.");
+
+    /// <summary>"an Any2One", "a One2One": a construct kind with the article a reader expects.</summary>
+    internal static string WithArticle(string kind) => (kind.StartsWith('A') ? "an " : "a ") + kind;
 }
 
 /// <summary>A name's entry as the getters use it.</summary>

@@ -40,7 +40,8 @@ internal static class NameServerClients
         }
         catch (NameAlreadyRegisteredException e)
         {
-            throw new InvalidOperationException($"'{record.Name}' cannot be created here: {e.Message}", e);
+            throw new NameAlreadyRegisteredException(
+                $"{record.Kind} '{record.Name}' cannot be created by this program: {e.Message} Choose another name, or get the other end of the existing one.", e);
         }
     }
 

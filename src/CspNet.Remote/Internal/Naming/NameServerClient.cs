@@ -510,7 +510,9 @@ internal sealed partial class NameServerClient : IAsyncDisposable
                 if (_time.GetElapsedTime(unreachableSince.Value, now) >= _options.NameServerTimeout)
                 {
                     throw new NameServerUnavailableException(
-                        $"The NameServer at {NameServer} has been unreachable for {_options.NameServerTimeout.TotalSeconds:0.###} s: {e.Status.Detail}", e);
+                        $"Program '{_programLabel}' cannot reach the NameServer at {NameServer} (no answer for {_options.NameServerTimeout.TotalSeconds:0.###} s). " +
+                        "Check that a NameServer runs there (cspnet-nameserver --port PORT, or NameServerHost) and that CspNodeOptions.NameServer " +
+                        "(or CspManager.Init's nameServerPort and nameServerIp) names its address; the transport's own error is the inner exception.", e);
                 }
 
                 LogRetrying(_logger, NameServer, backoff, e.Status.Detail);
