@@ -380,6 +380,11 @@ internal sealed partial class PeerLink : IAsyncDisposable
         {
             // Closing our side lets the home release our ends as departed, not lost.
             await _writer.WaitAsync(TimeSpan.FromSeconds(1)).ConfigureAwait(false);
+
+            // The home reads the end of our side, releases our ends and then ends its answers.
+            // Disposing the call before that would reset the stream under the home's read, and
+            // the home would count this program as lost and poison its channels.
+            await _reader.WaitAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // Best effort on the way out.
         catch (Exception)
