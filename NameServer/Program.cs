@@ -10,7 +10,7 @@ using System.Globalization;
 using System.IO;
 using System.Net;
 using CspNet.NameServer.Etcd;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Services;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;

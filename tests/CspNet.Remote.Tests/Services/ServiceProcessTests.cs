@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
 using Grpc.Health.V1;
 using Grpc.Net.Client;
@@ -33,7 +33,7 @@ public sealed class ServiceProcessTests(PublishedServices published) : IClassFix
             return; // systemd, SIGTERM and kill(1): what this test is about exists on Linux only.
         }
 
-        ProcessStartInfo start = SystemdStandIn(Path.Combine(published.NameServer, "CspNet.NameServer.dll"), "--port", "0");
+        ProcessStartInfo start = SystemdStandIn(Path.Combine(published.NameServer, "cspnet-nameserver.dll"), "--port", "0");
         start.Environment["CSPNET_ADDRESS"] = "127.0.0.1";
 
         await RunAndStopAsync(start, static _ => Task.CompletedTask);

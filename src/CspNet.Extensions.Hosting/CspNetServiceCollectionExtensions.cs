@@ -1,6 +1,6 @@
 using System;
 using CspNet;
-using CspNet.Internal.Hosting;
+using CspNet.Extensions.Hosting.Internal;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 

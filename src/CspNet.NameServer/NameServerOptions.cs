@@ -1,6 +1,6 @@
 using System;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>Settings of a NameServer (configuration section <c>NameServer</c> in the host).</summary>
 public sealed class NameServerOptions

@@ -1,8 +1,9 @@
 using System;
 using System.Net;
+using CspNet.NameServer.Internal.StatusReporting;
 using Microsoft.Extensions.Logging;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>Settings of a <see cref="NameServerHost"/>.</summary>
 public sealed class NameServerHostOptions

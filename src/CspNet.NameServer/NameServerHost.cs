@@ -3,6 +3,7 @@ using System.Globalization;
 using System.Net;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.NameServer.Internal.StatusReporting;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
@@ -11,7 +12,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>A NameServer running inside this process, for tests, samples and single-machine programs.</summary>
 /// <remarks>
@@ -87,7 +88,7 @@ public sealed class NameServerHost : IAsyncDisposable
         WebApplicationBuilder builder = WebApplication.CreateEmptyBuilder(new WebApplicationOptions { ApplicationName = typeof(NameServerHost).Assembly.GetName().Name });
 
         // Embedded in the user's program: Ctrl+C and SIGTERM stay the program's to handle.
-        builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, Internal.Hosting.NoHostLifetime>();
+        builder.Services.AddSingleton<Microsoft.Extensions.Hosting.IHostLifetime, CspNet.Remote.Internal.Hosting.NoHostLifetime>();
         // Kestrel binds these and then reports the ports it got (port 0) in their endpoints.
         ListenOptions? grpcListen = null, statusListen = null;
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>

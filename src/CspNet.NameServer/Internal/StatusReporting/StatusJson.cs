@@ -3,7 +3,7 @@ using System.IO;
 using System.Text.Json;
 using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>The status page's JSON twin (<c>/status.json</c>): the same snapshot for scripts and monitoring.</summary>
 /// <remarks>Written field by field with <see cref="Utf8JsonWriter"/>: no reflection, and the shape is this file.</remarks>

@@ -1,7 +1,7 @@
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Options;
 
-namespace CspNet.Internal.Hosting;
+namespace CspNet.Extensions.Hosting.Internal;
 
 /// <summary>
 /// Binds <see cref="CspNetOptions"/> from the <c>CspNet</c> section of the container's configuration

@@ -4,7 +4,7 @@ using System.Text;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Http;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>
 /// Who may read the status page, which lists every name: the same rule as the NameServer's gRPC

@@ -3,7 +3,7 @@ using System.Globalization;
 using System.Text;
 using System.Text.Encodings.Web;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>
 /// Renders a <see cref="StatusSnapshot"/> as a self-contained HTML page without scripts: names,

@@ -1,6 +1,7 @@
 using System;
-using CspNet.Remote.Internal.NameServerStatus;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
+using CspNet.NameServer.Internal;
+using CspNet.NameServer.Internal.StatusReporting;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;

@@ -2,8 +2,9 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>
 /// The NameServer's table: which program hosts each name, under leases that programs keep alive.

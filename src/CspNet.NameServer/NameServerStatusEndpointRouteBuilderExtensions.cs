@@ -1,5 +1,5 @@
 using System;
-using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.NameServer.Internal.StatusReporting;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;

@@ -6,10 +6,11 @@ using System.Threading.Tasks;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Workers;
+using CspNet.Remote.NameServer;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>A NameServer table kept in this process's memory: it is lost when the process ends.</summary>
 /// <remarks>

@@ -1,10 +1,9 @@
 using System;
 using System.Threading.Tasks;
-using CspNet.Remote.NameServer;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Options;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>Serves the status page and its JSON twin: check the caller, take a snapshot, render it.</summary>
 internal sealed class StatusPage(

@@ -1,8 +1,8 @@
 using System;
 using System.Collections.Generic;
-using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.NameServer.Internal.StatusReporting;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 // The status page's view of the registry: a bounded copy taken under the lock, and the
 // expiries it reports to the page's ring of recent failures.

@@ -1,7 +1,7 @@
 using System;
 using System.Net;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>Settings of the NameServer's status page (docs/NAMESERVER.md, "Status page").</summary>
 /// <remarks>

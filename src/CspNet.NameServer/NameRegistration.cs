@@ -1,4 +1,6 @@
-namespace CspNet.Remote.NameServer;
+using CspNet.Remote.NameServer;
+
+namespace CspNet.NameServer;
 
 /// <summary>The outcome of <see cref="INameRegistry.RegisterAsync"/>.</summary>
 /// <param name="Entry">The registered entry, or the existing one when <paramref name="Created"/> is false.</param>

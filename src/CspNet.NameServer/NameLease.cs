@@ -1,6 +1,6 @@
 using System;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer;
 
 /// <summary>A program's lease: the names it registers live as long as the lease.</summary>
 /// <param name="Id">The opaque lease id; also the program's incarnation.</param>

@@ -1,9 +1,9 @@
-using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.NameServer.Internal.StatusReporting;
 using CspNet.Remote.Internal.Transport;
 using Grpc.Core;
 using Microsoft.Extensions.Options;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer.Internal;
 
 /// <summary>The cluster key check of the NameServer service (<see cref="NameServerOptions.ClusterKey"/>).</summary>
 internal sealed class NameServerKeyInterceptor(IOptions<NameServerOptions> options, RecentFailures failures) : ClusterKeyInterceptor

@@ -2,15 +2,16 @@ using System;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
-using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.NameServer.Internal.StatusReporting;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Workers;
+using CspNet.Remote.NameServer;
 using Grpc.Core;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Proto = CspNet.Remote.Protocol;
 
-namespace CspNet.Remote.NameServer;
+namespace CspNet.NameServer.Internal;
 
 /// <summary>The NameServer protocol (nameserver.proto) over an <see cref="INameRegistry"/>.</summary>
 /// <remarks>

@@ -1,5 +1,6 @@
 using System;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
+using CspNet.NameServer.Internal;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.DependencyInjection;
 

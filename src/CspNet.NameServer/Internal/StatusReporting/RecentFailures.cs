@@ -2,7 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>What went wrong, as the status page shows it.</summary>
 internal enum FailureKind

@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
 
-namespace CspNet.Remote.Internal.NameServerStatus;
+namespace CspNet.NameServer.Internal.StatusReporting;
 
 /// <summary>A registered name with its program's lease, as the status page shows it.</summary>
 /// <param name="Entry">The name's entry.</param>
