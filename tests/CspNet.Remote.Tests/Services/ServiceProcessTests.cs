@@ -18,6 +18,7 @@ namespace CspNet.Remote.Tests.Services;
 /// called "systemd" (or it is PID 1 with NOTIFY_SOCKET set): the stand-in is a shell script of that
 /// name that starts the service as its child and waits for it. A real systemd is not available here.
 /// </remarks>
+[Collection(ServicePrograms.Name)]
 public sealed class ServiceProcessTests(PublishedServices published) : IClassFixture<PublishedServices>
 {
     private const int Timeout = 60_000;
@@ -49,7 +50,7 @@ public sealed class ServiceProcessTests(PublishedServices published) : IClassFix
 
         await using NameServerHost names = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
         ProcessStartInfo start = SystemdStandIn(
-            Path.Combine(published.WorkerPool, "CspNet.WorkerPoolService.dll"), "--port", "0", "--nameserver", names.Uri.ToString(), "--workers", "1");
+            Path.Combine(published.WorkerPool, "cspnet-workerpool.dll"), "--port", "0", "--nameserver", names.Uri.ToString(), "--workers", "1");
         start.Environment["CSPNET_WorkerPool__Name"] = "published-pool";
 
         // Logged once the pool is registered at the NameServer.
