@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote;
@@ -30,6 +31,15 @@ public sealed class CspNodeOptions
 
     /// <summary>The NameServer's address. Default <c>http://127.0.0.1:9090</c>.</summary>
     public Uri NameServer { get; set; } = new("http://127.0.0.1:9090");
+
+    /// <summary>
+    /// Further addresses of the same NameServer: replicas that share one registry (etcd, see
+    /// docs/NAMESERVER.md). When the NameServer in use is unreachable, calls move to the next
+    /// address at once; the program's lease and names carry over (or are registered again at a
+    /// replica that did not share them). Empty by default. A host name with several addresses in
+    /// <see cref="NameServer"/> works too: each new connection tries them in turn.
+    /// </summary>
+    public IList<Uri> NameServerReplicas { get; } = [];
 
     /// <summary>
     /// How long a peer program (or the NameServer) may stay silent before every party blocked on it
@@ -122,6 +132,14 @@ public sealed class CspNodeOptions
         if ((ip.Equals(System.Net.IPAddress.Any) || ip.Equals(System.Net.IPAddress.IPv6Any)) && string.IsNullOrEmpty(AdvertisedHost))
         {
             throw new ArgumentException($"Binding to {Address} listens on every interface: set CspNodeOptions.AdvertisedHost to the address other programs should dial.", nameof(AdvertisedHost));
+        }
+
+        foreach (Uri replica in NameServerReplicas)
+        {
+            if (replica is null || !replica.IsAbsoluteUri || (replica.Scheme != Uri.UriSchemeHttp && replica.Scheme != Uri.UriSchemeHttps))
+            {
+                throw new ArgumentException($"CspNodeOptions.NameServerReplicas holds '{replica}', which is not an absolute http:// or https:// address of a NameServer.", nameof(NameServerReplicas));
+            }
         }
 
         if (PeerTimeout <= TimeSpan.Zero || NameServerTimeout <= TimeSpan.Zero)
