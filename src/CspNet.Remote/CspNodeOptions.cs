@@ -71,6 +71,27 @@ public sealed class CspNodeOptions
     public string? ClusterKey { get; set; }
 
     /// <summary>
+    /// This program's certificate, with its private key, issued by the cluster's authority
+    /// (<see cref="TrustedCertificate"/>) for the address other programs dial (an IP address or DNS
+    /// name in its subject alternative names). When set, this program's endpoint speaks only TLS,
+    /// and the program presents the certificate when it dials other programs (mutual TLS). Required
+    /// when <see cref="Address"/> is not a loopback address: values and the cluster key must not
+    /// cross a network in clear. See docs/SECURITY.md.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
+
+    /// <summary>
+    /// The cluster's certificate authority: the links this program dials, the programs that dial
+    /// it and a NameServer at an <c>https://</c> address must present certificates it issued (the
+    /// machine's trusted roots play no part). Set together with <see cref="Certificate"/>; every
+    /// program of the system then speaks TLS.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
+
+    /// <summary>Whether links between programs speak TLS: this program has a certificate and the cluster's authority.</summary>
+    internal bool UsesTls => Certificate is not null && TrustedCertificate is not null;
+
+    /// <summary>
     /// The token this program presents to worker pools (<c>WorkerPoolOptions.Token</c>) when
     /// <c>DistParallel</c> runs processes on them. Null: none (pools that require one refuse).
     /// </summary>
@@ -127,6 +148,32 @@ public sealed class CspNodeOptions
             throw new ArgumentException(
                 $"Binding to {Address} exposes this program to the network: set CspNodeOptions.ClusterKey (the same secret in every program and the NameServer) so that strangers are refused.",
                 nameof(ClusterKey));
+        }
+
+        if ((Certificate is null) != (TrustedCertificate is null))
+        {
+            throw new ArgumentException(
+                "CspNodeOptions.Certificate and TrustedCertificate go together: this program's certificate, and the cluster's authority that issued it and every other program's (docs/SECURITY.md).",
+                Certificate is null ? nameof(Certificate) : nameof(TrustedCertificate));
+        }
+
+        if (Certificate is { HasPrivateKey: false })
+        {
+            throw new ArgumentException("CspNodeOptions.Certificate has no private key: load it with its key (for example X509Certificate2.CreateFromPemFile(certificateFile, keyFile)).", nameof(Certificate));
+        }
+
+        if (!System.Net.IPAddress.IsLoopback(ip) && !UsesTls)
+        {
+            throw new ArgumentException(
+                $"Binding to {Address} would send values and the cluster key across the network in clear: set CspNodeOptions.Certificate (this program's, for the address others dial) and TrustedCertificate (the cluster's authority), as docs/SECURITY.md shows.",
+                nameof(Certificate));
+        }
+
+        if (!string.IsNullOrEmpty(ClusterKey) && NameServer.Scheme == Uri.UriSchemeHttp && !NameServer.IsLoopback)
+        {
+            throw new ArgumentException(
+                $"The NameServer {NameServer} is reached in clear, and the cluster key would travel with every call: give its https:// address (the NameServer with a certificate from the cluster's authority).",
+                nameof(NameServer));
         }
 
         if ((ip.Equals(System.Net.IPAddress.Any) || ip.Equals(System.Net.IPAddress.IPv6Any)) && string.IsNullOrEmpty(AdvertisedHost))

@@ -36,7 +36,7 @@ if (args[1] is "paper-writer" or "paper-reader")
 }
 
 // On a host of the multi-host rig the test says where to bind, the cluster key (never on a
-// command line) and the NameServer's replicas through the environment.
+// command line), the certificate files and the NameServer's replicas through the environment.
 var options = new CspNodeOptions
 {
     NameServer = new Uri(args[0]),
@@ -45,6 +45,12 @@ var options = new CspNodeOptions
     Address = Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") ?? "127.0.0.1",
     ClusterKey = Environment.GetEnvironmentVariable("CSPNET_TEST_CLUSTER_KEY"),
 };
+if (Environment.GetEnvironmentVariable("CSPNET_TEST_CERTIFICATE") is { } certificate)
+{
+    options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_TEST_KEY"));
+    options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TEST_AUTHORITY")!);
+}
+
 foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAMESERVER_REPLICAS") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries))
 {
     options.NameServerReplicas.Add(new Uri(replica));

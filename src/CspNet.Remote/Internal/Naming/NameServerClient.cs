@@ -105,6 +105,11 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             KeepAlivePingTimeout = _options.CallTimeout,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
         };
+        if (handler is SocketsHttpHandler sockets && address.Scheme == Uri.UriSchemeHttps && _options.TrustedCertificate is { } authority)
+        {
+            sockets.SslOptions = ClusterTls.ClientOptions(authority, _options.Certificate);
+        }
+
         if (_options.ClusterKey is { Length: > 0 } key)
         {
             handler = new ClusterKeyHandler(key, handler);

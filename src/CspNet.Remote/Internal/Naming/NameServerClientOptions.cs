@@ -35,6 +35,12 @@ internal sealed class NameServerClientOptions
     /// <summary>Further addresses of the same NameServer (replicas on one registry), tried in order when the first is unreachable.</summary>
     public IReadOnlyList<Uri> Replicas { get; set; } = [];
 
+    /// <summary>The cluster's authority: a NameServer at an https:// address must present a certificate it issued (null: the machine's roots).</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
+
+    /// <summary>The certificate this program presents to a NameServer that asks for one (mutual TLS).</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
+
     /// <summary>The cluster key sent with every call, if the NameServer requires one.</summary>
     public string? ClusterKey { get; set; }
 }
