@@ -76,7 +76,7 @@ public sealed class CspNodeOptions
     /// name in its subject alternative names). When set, this program's endpoint speaks only TLS,
     /// and the program presents the certificate when it dials other programs (mutual TLS). Required
     /// when <see cref="Address"/> is not a loopback address: values and the cluster key must not
-    /// cross a network in clear. See docs/SECURITY.md.
+    /// cross a network in clear. See docs/DEPLOYING.md.
     /// </summary>
     public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
 
@@ -153,7 +153,7 @@ public sealed class CspNodeOptions
         if ((Certificate is null) != (TrustedCertificate is null))
         {
             throw new ArgumentException(
-                "CspNodeOptions.Certificate and TrustedCertificate go together: this program's certificate, and the cluster's authority that issued it and every other program's (docs/SECURITY.md).",
+                "CspNodeOptions.Certificate and TrustedCertificate go together: this program's certificate, and the cluster's authority that issued it and every other program's (docs/DEPLOYING.md).",
                 Certificate is null ? nameof(Certificate) : nameof(TrustedCertificate));
         }
 
@@ -165,7 +165,7 @@ public sealed class CspNodeOptions
         if (!System.Net.IPAddress.IsLoopback(ip) && !UsesTls)
         {
             throw new ArgumentException(
-                $"Binding to {Address} would send values and the cluster key across the network in clear: set CspNodeOptions.Certificate (this program's, for the address others dial) and TrustedCertificate (the cluster's authority), as docs/SECURITY.md shows.",
+                $"Binding to {Address} would send values and the cluster key across the network in clear: set CspNodeOptions.Certificate (this program's, for the address others dial) and TrustedCertificate (the cluster's authority), as docs/DEPLOYING.md shows.",
                 nameof(Certificate));
         }
 

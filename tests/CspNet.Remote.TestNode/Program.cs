@@ -13,7 +13,19 @@ if (args[1] is "paper-writer" or "paper-reader")
 {
     // Listings 4 and 5 of the CSP.NET paper, one per program, with CspManager.Init on this
     // machine's NameServer port (listing 3): Main returns without CspManager.Shutdown().
-    CspManager.Init("0", new Uri(args[0]).Port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+    var nameServer = new Uri(args[0]);
+    string nameServerPort = nameServer.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+    if (Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") is { } ip)
+    {
+        // On a host of its own: listing 6's Init, this host's and the NameServer's addresses; the
+        // cluster key and certificates come from the environment (CSPNET_CLUSTER_KEY, CSPNET_CERTIFICATE_FILE...).
+        CspManager.Init("0", nameServerPort, ip, nameServer.Host);
+    }
+    else
+    {
+        CspManager.Init("0", nameServerPort);
+    }
+
     if (args[1] == "paper-writer")
     {
         // paper-writer <channel> <number>: says it is there (below), runs listing 4, returns.
@@ -36,19 +48,20 @@ if (args[1] is "paper-writer" or "paper-reader")
 }
 
 // On a host of the multi-host rig the test says where to bind, the cluster key (never on a
-// command line), the certificate files and the NameServer's replicas through the environment.
+// command line), the certificate files (the variables CspManager.Init reads) and the
+// NameServer's replicas through the environment.
 var options = new CspNodeOptions
 {
     NameServer = new Uri(args[0]),
     PeerTimeout = TimeSpan.FromSeconds(3),
     ProgramLabel = $"testnode-{args[1]}-{Environment.ProcessId}",
     Address = Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") ?? "127.0.0.1",
-    ClusterKey = Environment.GetEnvironmentVariable("CSPNET_TEST_CLUSTER_KEY"),
+    ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
 };
-if (Environment.GetEnvironmentVariable("CSPNET_TEST_CERTIFICATE") is { } certificate)
+if (Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE") is { } certificate)
 {
-    options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_TEST_KEY"));
-    options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TEST_AUTHORITY")!);
+    options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_KEY_FILE"));
+    options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TRUSTED_CERTIFICATE_FILE")!);
 }
 
 foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAMESERVER_REPLICAS") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries))

@@ -45,6 +45,25 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
     }
 
     [NetnsFact(Timeout = 120000)]
+    public async Task PaperListings_ReaderAndTwoWritersOnHostsOfTheirOwn_SumIsCompleteOverTls()
+    {
+        await using NetworkNamespaceRig rig = await NetworkNamespaceRig.CreateAsync(4);
+        await using ChildNode nameServer = await StartNameServerAsync(rig, 0);
+        Uri ns = NameServerUri(rig, 0);
+
+        // Listings 4 and 5 with listing 6's Init(port, nameServerPort, ip, nameServerIp): the key
+        // and the certificates reach CspManager.Init through the environment only.
+        await using ChildNode reader = StartNode(rig, 1, ns, [], "paper-reader");
+        await using ChildNode plus = StartNode(rig, 2, ns, [], "paper-writer", "plus", "100");
+        await using ChildNode minus = StartNode(rig, 3, ns, [], "paper-writer", "minus", "50");
+
+        await reader.WaitForAsync("ready");
+        await reader.WaitForAsync($"done result {100 * (4950 - 1225)}");
+        await plus.WaitForAsync("done wrote 100");
+        await minus.WaitForAsync("done wrote 100");
+    }
+
+    [NetnsFact(Timeout = 120000)]
     public Task CableCut_MidWrite_BothSidesLoseThePeerAndNoValueIsLostOrDuplicated() => CutMidTransferAsync("read-seq");
 
     [NetnsFact(Timeout = 120000)]
@@ -146,17 +165,20 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         return nameServer;
     }
 
-    /// <summary>Starts the test node with <paramref name="scenario"/> on <paramref name="host"/>, bound to its address.</summary>
+    /// <summary>
+    /// Starts the test node with <paramref name="scenario"/> on <paramref name="host"/>, bound to its
+    /// address, with the cluster key and certificates in the environment (as <c>CspManager.Init</c> reads them).
+    /// </summary>
     private ChildNode StartNode(NetworkNamespaceRig rig, int host, Uri nameServer, Uri[] replicas, params string[] scenario)
     {
         (string certificate, string key, string authority) = Files(rig, host);
         ProcessStartInfo start = rig.InHost(
             host, BuildOutput.DotNetExecutable(), [BuildOutput.ProgramPath(Path.Combine("tests", "CspNet.Remote.TestNode"), "CspNet.Remote.TestNode"), nameServer.ToString(), .. scenario]);
         start.Environment["CSPNET_TEST_ADDRESS"] = rig.Addresses[host];
-        start.Environment["CSPNET_TEST_CLUSTER_KEY"] = ClusterKey;
-        start.Environment["CSPNET_TEST_CERTIFICATE"] = certificate;
-        start.Environment["CSPNET_TEST_KEY"] = key;
-        start.Environment["CSPNET_TEST_AUTHORITY"] = authority;
+        start.Environment["CSPNET_CLUSTER_KEY"] = ClusterKey;
+        start.Environment["CSPNET_CERTIFICATE_FILE"] = certificate;
+        start.Environment["CSPNET_CERTIFICATE_KEY_FILE"] = key;
+        start.Environment["CSPNET_TRUSTED_CERTIFICATE_FILE"] = authority;
         start.Environment["CSPNET_TEST_NAMESERVER_REPLICAS"] = string.Join(',', replicas.Select(r => r.ToString()));
         return ChildNode.Start(start);
     }
