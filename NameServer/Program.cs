@@ -1,9 +1,9 @@
-// The CspNet NameServer as a program: console, systemd unit or Windows service.
-// Configuration (later wins): appsettings.json next to the program, environment variables
-// prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
-// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05). The table is in memory unless
-// --registry etcd (Registry, CSPNET_Registry) puts it in etcd (section Etcd, --etcd-endpoints),
-// where several NameServers can share it. See docs/NAMESERVER.md.
+// The CspNet NameServer as a program (the .NET tool cspnet-nameserver): console, systemd unit or
+// Windows service. Configuration (later wins): appsettings.json next to the program, environment
+// variables prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
+// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05); secrets never from the command
+// line. The table is in memory unless --registry etcd (Registry, CSPNET_Registry) puts it in etcd
+// (section Etcd, --etcd-endpoints), where several NameServers can share it. See docs/NAMESERVER.md.
 using System;
 using System.Collections.Generic;
 using System.Globalization;
@@ -12,7 +12,7 @@ using System.Linq;
 using System.Net;
 using System.Security.Cryptography.X509Certificates;
 using CspNet.NameServer.Etcd;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Services;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -23,23 +23,59 @@ using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 
+const string Help = """
+    cspnet-nameserver: the CspNet NameServer. Programs register the names of their channels, barriers
+    and buckets here and resolve other programs' names; worker pools register here too.
+
+    Usage: cspnet-nameserver [options]
+
+    Options:
+      --port PORT               the gRPC port (HTTP/2); 0 picks a free one (default 9090)
+      --address ADDRESS         where to listen: 127.0.0.1 (default), localhost, 0.0.0.0, ::, or *;
+                                any address but loopback needs the cluster key and a certificate
+      --tls-certificate PATH    serve TLS with this certificate (PEM), issued for the address programs dial
+      --tls-key PATH            the certificate's private key (PEM), read from the file
+      --tls-authority PATH      require programs to present a certificate from this authority (PEM)
+      --status-port PORT        serve the status page (HTTP/1.1) on this port; off unless given
+      --registry memory|etcd    where the table lives: this process's memory (default) or etcd
+      --etcd-endpoints URLS     etcd's endpoints, comma-separated (with --registry etcd)
+      --cluster-key-file PATH   read the cluster key, which every program must then present, from PATH
+      --Section:Key VALUE       any configuration key, e.g. --NameServer:LeaseTtl 00:00:05
+      -h, --help                show this help
+
+    Every option is also a configuration key: appsettings.json beside the program, or an environment
+    variable CSPNET_<key> with __ for : (CSPNET_PORT=9090, CSPNET_NameServer__LeaseTtl=00:00:05).
+    Secrets are never read from the command line, where other users of the machine can see them: give
+    the cluster key in a file (--cluster-key-file) or the environment (CSPNET_NameServer__ClusterKey),
+    and the etcd password in a file (Etcd:PasswordFile) or CSPNET_ETCD_PASSWORD.
+
+    Documentation: docs/NAMESERVER.md in the CspNet repository.
+
+    """;
+
+if (ServiceProgram.PrintHelpIfAsked(args, Help))
+{
+    return 0;
+}
+
+var switches = new Dictionary<string, string>
+{
+    ["--port"] = "Port",
+    ["--address"] = "Address",
+    ["--status-port"] = "StatusPage:Port",
+    ["--registry"] = "Registry",
+    ["--etcd-endpoints"] = "Etcd:Endpoints",
+    ["--cluster-key-file"] = "NameServer:ClusterKeyFile",
+    ["--tls-certificate"] = "Tls:CertificateFile",
+    ["--tls-key"] = "Tls:KeyFile",
+    ["--tls-authority"] = "Tls:AuthorityFile",
+};
+
 WebApplication app;
 try
 {
-    WebApplicationBuilder builder = ServiceProgram.CreateBuilder(
-        args,
-        new Dictionary<string, string>
-        {
-            ["--port"] = "Port",
-            ["--address"] = "Address",
-            ["--status-port"] = "StatusPage:Port",
-            ["--registry"] = "Registry",
-            ["--etcd-endpoints"] = "Etcd:Endpoints",
-            ["--tls-certificate"] = "Tls:CertificateFile",
-            ["--tls-key"] = "Tls:KeyFile",
-            ["--tls-authority"] = "Tls:AuthorityFile",
-        },
-        "CspNet NameServer");
+    WebApplicationBuilder builder = ServiceProgram.CreateBuilder(args, switches, "CspNet NameServer");
+    ServiceProgram.ReadSecrets(builder, args, switches, [("NameServer:ClusterKey", "NameServer:ClusterKeyFile", "--cluster-key-file")]);
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
 
@@ -106,7 +142,7 @@ try
     if (!IPAddress.IsLoopback(address) && string.IsNullOrEmpty(settings.ClusterKey))
     {
         throw new ArgumentException(
-            $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (environment CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
+            $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (a file named by --cluster-key-file, or the environment variable CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
     }
 
     if (status is { } exposed && !IPAddress.IsLoopback(exposed.Address) && string.IsNullOrEmpty(settings.ClusterKey))
@@ -122,7 +158,7 @@ try
             $"Listening beyond this machine would carry the cluster key and every name in clear: give the NameServer a certificate (--tls-certificate FILE --tls-key FILE, PEM, issued for the address programs dial; --tls-authority FILE to require programs' certificates), or listen on 127.0.0.1.");
     }
 }
-catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException or System.Security.Cryptography.CryptographicException or IOException)
+catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException or IOException or UnauthorizedAccessException or System.Security.Cryptography.CryptographicException)
 {
     // A configuration mistake: say which, without a stack trace, and exit with a usage error.
     return ServiceProgram.ConfigurationError("cspnet-nameserver", e);

@@ -157,7 +157,7 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         (string certificate, string key, string authority) = Files(rig, host);
         ProcessStartInfo start = rig.InHost(
             host, BuildOutput.DotNetExecutable(),
-            [BuildOutput.ProgramPath("NameServer", "CspNet.NameServer"), "--address", rig.Addresses[host], "--port", "9090",
+            [BuildOutput.ProgramPath("NameServer", "cspnet-nameserver"), "--address", rig.Addresses[host], "--port", "9090",
              "--tls-certificate", certificate, "--tls-key", key, "--tls-authority", authority, .. arguments]);
         start.Environment["CSPNET_NameServer__ClusterKey"] = ClusterKey;
         ChildNode nameServer = ChildNode.Start(start);

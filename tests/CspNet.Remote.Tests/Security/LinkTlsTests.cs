@@ -1,5 +1,5 @@
 using System.Security.Cryptography.X509Certificates;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 
 namespace CspNet.Remote.Tests.Security;
 
