@@ -48,7 +48,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     {
         _node = node;
         Target = $"{host}:{port}";
-        _channel = NodeTransport.CreateChannel(node.Options, new Uri($"http://{FormatHost(host)}:{port}"));
+        _channel = NodeTransport.CreateChannel(node.Options, NodeTransport.PeerAddress(node.Options, host, port));
         // The Link method with this program's marshallers (pooled receive buffers), not the generated client's.
         _call = _channel.CreateCallInvoker().AsyncDuplexStreamingCall(
             LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));
@@ -85,8 +85,6 @@ internal sealed partial class PeerLink : IAsyncDisposable
             throw;
         }
     }
-
-    private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
 
     /// <summary>Attaches an end to the named construct; throws what the home refused, at the getter.</summary>
     internal async Task<uint> AttachAsync(string name, NameKind kind, string valueType, Role role, CancellationToken cancellationToken)
