@@ -61,6 +61,22 @@ public sealed class CspNodeOptions
     public string? ClusterKey { get; set; }
 
     /// <summary>
+    /// The certificate (with private key) this program's endpoint serves TLS with. Null (the
+    /// default): plain HTTP/2, which only a loopback <see cref="Address"/> allows: on any other
+    /// address the cluster key and every value would travel in clear text. Issue it from the
+    /// cluster's authority (<see cref="TrustedCertificate"/>) for the host name other programs dial.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
+
+    /// <summary>
+    /// The cluster's certificate authority (or a single program's own certificate, pinned). When
+    /// set, this program dials every other program, and a <c>https://</c> NameServer, over TLS, and
+    /// accepts only certificates it issued for server use and for the host name dialled. Null (the
+    /// default): links are plain HTTP/2, allowed to carry the cluster key only to this machine.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
+
+    /// <summary>
     /// The token this program presents to worker pools (<c>WorkerPoolOptions.Token</c>) when
     /// <c>DistParallel</c> runs processes on them. Null: none (pools that require one refuse).
     /// </summary>
@@ -117,6 +133,21 @@ public sealed class CspNodeOptions
             throw new ArgumentException(
                 $"Binding to {Address} exposes this program to the network: set CspNodeOptions.ClusterKey (the same secret in every program and the NameServer) so that strangers are refused.",
                 nameof(ClusterKey));
+        }
+
+        if (!System.Net.IPAddress.IsLoopback(ip) && Certificate is null)
+        {
+            throw new ArgumentException(
+                $"Binding to {Address} would send the cluster key and every value in clear text: set CspNodeOptions.Certificate (issued by the cluster's authority) and CspNodeOptions.TrustedCertificate (that authority). See docs/SECURITY.md.",
+                nameof(Certificate));
+        }
+
+        ArgumentNullException.ThrowIfNull(NameServer);
+        if (!string.IsNullOrEmpty(ClusterKey) && !Internal.Hosting.Certificates.MayCarrySecrets(NameServer))
+        {
+            throw new ArgumentException(
+                $"The NameServer {NameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Give the NameServer a TLS certificate, dial it as https://, and set CspNodeOptions.TrustedCertificate.",
+                nameof(NameServer));
         }
 
         if ((ip.Equals(System.Net.IPAddress.Any) || ip.Equals(System.Net.IPAddress.IPv6Any)) && string.IsNullOrEmpty(AdvertisedHost))

@@ -20,6 +20,7 @@ internal static class NameServerClients
                 NameServerTimeout = runtime.Options.NameServerTimeout,
                 LoggerFactory = runtime.Options.LoggerFactory,
                 ClusterKey = runtime.Options.ClusterKey,
+                TrustedCertificate = runtime.Options.TrustedCertificate,
             });
 
     /// <summary>Registers a name hosted here; Created is false when another program already hosts it (joining kinds).</summary>

@@ -46,7 +46,14 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
-            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen => listen.Protocols = HttpProtocols.Http2);
+            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http2;
+                if (options.Certificate is { } certificate)
+                {
+                    listen.UseHttps(certificate);
+                }
+            });
             kestrel.AddServerHeader = false;
             kestrel.Limits.MaxRequestBodySize = null; // a Link stream lives as long as the program
             kestrel.Limits.MinRequestBodyDataRate = null; // and may be idle for hours between values

@@ -75,9 +75,20 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             ConnectTimeout = _options.CallTimeout,
             EnableMultipleHttp2Connections = true,
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
+            SslOptions = new System.Net.Security.SslClientAuthenticationOptions
+            {
+                RemoteCertificateValidationCallback = _options.TrustedCertificate is { } trusted ? Hosting.Certificates.ServerValidator(trusted) : null,
+            },
         };
         if (_options.ClusterKey is { Length: > 0 } key)
         {
+            if (!Hosting.Certificates.MayCarrySecrets(nameServer))
+            {
+                throw new ArgumentException(
+                    $"The NameServer {nameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
+                    nameof(nameServer));
+            }
+
             handler = new ClusterKeyHandler(key, handler);
         }
 

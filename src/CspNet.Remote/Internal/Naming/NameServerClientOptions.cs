@@ -33,4 +33,7 @@ internal sealed class NameServerClientOptions
 
     /// <summary>The cluster key sent with every call, if the NameServer requires one.</summary>
     public string? ClusterKey { get; set; }
+
+    /// <summary>The authority an <c>https://</c> NameServer's certificate must chain to; the machine's roots when <see langword="null"/>.</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
 }

@@ -40,6 +40,10 @@ internal static class NodeTransport
             KeepAlivePingTimeout = half,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
             ConnectTimeout = options.PeerTimeout,
+            SslOptions = new System.Net.Security.SslClientAuthenticationOptions
+            {
+                RemoteCertificateValidationCallback = options.TrustedCertificate is { } trusted ? Hosting.Certificates.ServerValidator(trusted) : null,
+            },
         };
     }
 

@@ -130,6 +130,8 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
                     AdvertisedHost = _options.AdvertisedHost,
                     NameServer = _options.NameServer,
                     ClusterKey = _options.ClusterKey,
+                    Certificate = _options.Certificate,
+                    TrustedCertificate = _options.TrustedCertificate,
                     PeerTimeout = _options.PeerTimeout,
                     LoggerFactory = LoggerFactory,
                     ProgramLabel = "workerpool " + Name,

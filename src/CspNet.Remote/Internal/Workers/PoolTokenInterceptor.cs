@@ -19,10 +19,10 @@ internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : CallerChe
         if (pool.Options.ClientCertificateAuthority is { } authority)
         {
             System.Security.Cryptography.X509Certificates.X509Certificate2? certificate = context.GetHttpContext().Connection.ClientCertificate;
-            if (certificate is null || !ClientCertificates.ChainsTo(certificate, authority))
+            if (certificate is null || !Hosting.Certificates.ChainsTo(certificate, authority, Hosting.Certificates.ClientAuthentication))
             {
-                LogRefused(pool.Logger, context.Method, context.Peer, certificate is null ? "no client certificate" : "a client certificate from another authority");
-                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a client certificate issued by its authority (CspNodeOptions.WorkerPoolClientCertificate)."));
+                LogRefused(pool.Logger, context.Method, context.Peer, certificate is null ? "no client certificate" : "a client certificate not issued by its authority for client authentication");
+                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a client certificate issued by its authority for client authentication (CspNodeOptions.WorkerPoolClientCertificate; a server certificate is not one)."));
             }
         }
 
