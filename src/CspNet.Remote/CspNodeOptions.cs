@@ -54,9 +54,13 @@ public sealed class CspNodeOptions
     public long MaxValueSize { get; set; } = 256L << 20;
 
     /// <summary>
-    /// A shared secret every program of the system (and the NameServer) is given. When set, calls
-    /// without it are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a
-    /// loopback address: an exposed endpoint must not serve strangers.
+    /// A shared secret every program of the system (and the NameServer) is given; calls without it
+    /// are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a loopback
+    /// address: an exposed endpoint must not serve strangers. Null (the default): this user's own
+    /// key (created on first use in <c>$XDG_RUNTIME_DIR/cspnet/cluster.key</c> or
+    /// <c>~/.cspnet/cluster.key</c>, readable by this user only), so that only this user's
+    /// programs, NameServer and pools can talk to each other. To share with other users, give
+    /// every party the same key. See docs/SECURITY.md.
     /// </summary>
     public string? ClusterKey { get; set; }
 
@@ -143,7 +147,7 @@ public sealed class CspNodeOptions
         }
 
         ArgumentNullException.ThrowIfNull(NameServer);
-        if (!string.IsNullOrEmpty(ClusterKey) && !Internal.Hosting.Certificates.MayCarrySecrets(NameServer))
+        if (!Internal.Security.Certificates.MayCarrySecrets(NameServer))
         {
             throw new ArgumentException(
                 $"The NameServer {NameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Give the NameServer a TLS certificate, dial it as https://, and set CspNodeOptions.TrustedCertificate.",
@@ -170,6 +174,8 @@ public sealed class CspNodeOptions
             throw new ArgumentOutOfRangeException(nameof(MaxValueSize), MaxValueSize, "CspNodeOptions.MaxValueSize must be positive.");
         }
 
-        return (CspNodeOptions)MemberwiseClone();
+        var validated = (CspNodeOptions)MemberwiseClone();
+        validated.ClusterKey = Internal.Security.ClusterKeys.Effective(ClusterKey);
+        return validated;
     }
 }

@@ -35,6 +35,12 @@ if (args[1] is "paper-writer" or "paper-reader")
     return 0;
 }
 
+if (args[1] == "stranger")
+{
+    // stranger <homePort> <statusPage> <pool> <name>: another user's attempts, each refused or not.
+    return await CspNet.Remote.TestNode.Stranger.RunAsync(new Uri(args[0]), int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), new Uri(args[3]), new Uri(args[4]), args[5]);
+}
+
 await using CspNode node = await CspNode.StartAsync(new CspNodeOptions
 {
     NameServer = new Uri(args[0]),

@@ -103,6 +103,14 @@ public sealed class WorkerPoolOptions
                 nameof(Token));
         }
 
+        if (!IPAddress.IsLoopback(ip) && Certificate is null)
+        {
+            throw new ArgumentException(
+                $"Binding the worker pool to {Address} would let its token, the processes' state and their code travel in clear text (and clients refuse that): " +
+                "set WorkerPoolOptions.Certificate (TLS), or bind to 127.0.0.1. See docs/SECURITY.md.",
+                nameof(Certificate));
+        }
+
         if (ClientCertificateAuthority is not null && Certificate is null)
         {
             throw new ArgumentException("WorkerPoolOptions.ClientCertificateAuthority (mutual TLS) needs WorkerPoolOptions.Certificate: client certificates are only asked for over TLS.", nameof(Certificate));

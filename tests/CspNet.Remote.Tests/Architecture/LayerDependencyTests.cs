@@ -21,14 +21,15 @@ public sealed class LayerDependencyTests
     private static readonly Dictionary<string, string[]> Allowed = new()
     {
         ["Diagnostics"] = [],
+        ["Security"] = [],
         ["Serialization"] = ["Diagnostics"],
-        ["Transport"] = ["Diagnostics", "Serialization"],
-        ["Naming"] = ["Diagnostics", "Serialization", "Transport"],
-        ["Client"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Homes"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Workers"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client"],
-        ["NameServerStatus"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Hosting"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers", "NameServerStatus"],
+        ["Transport"] = ["Diagnostics", "Security", "Serialization"],
+        ["Naming"] = ["Diagnostics", "Security", "Serialization", "Transport"],
+        ["Client"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming"],
+        ["Homes"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming"],
+        ["Workers"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming", "Client"],
+        ["NameServerStatus"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming"],
+        ["Hosting"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers", "NameServerStatus"],
     };
 
     [Fact]

@@ -49,7 +49,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         // A program that trusts a cluster authority dials every program over TLS (they all serve it);
         // otherwise the cluster key may only travel to this machine.
         var address = new Uri($"{(node.Options.TrustedCertificate is null ? "http" : "https")}://{FormatHost(host)}:{port}");
-        if (!string.IsNullOrEmpty(node.Options.ClusterKey) && !Hosting.Certificates.MayCarrySecrets(address))
+        if (!Security.Certificates.MayCarrySecrets(address))
         {
             throw new InvalidOperationException(
                 $"The program at {Target} is on another machine and the link is not encrypted: the cluster key would travel in clear text. Give every program CspNodeOptions.Certificate and CspNodeOptions.TrustedCertificate (docs/SECURITY.md).");

@@ -77,21 +77,19 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
             SslOptions = new System.Net.Security.SslClientAuthenticationOptions
             {
-                RemoteCertificateValidationCallback = _options.TrustedCertificate is { } trusted ? Hosting.Certificates.ServerValidator(trusted) : null,
+                RemoteCertificateValidationCallback = _options.TrustedCertificate is { } trusted ? Security.Certificates.ServerValidator(trusted) : null,
             },
         };
-        if (_options.ClusterKey is { Length: > 0 } key)
+        // No key configured: this user's own, as the NameServer's default is.
+        string key = Security.ClusterKeys.Effective(_options.ClusterKey);
+        if (!Security.Certificates.MayCarrySecrets(nameServer))
         {
-            if (!Hosting.Certificates.MayCarrySecrets(nameServer))
-            {
-                throw new ArgumentException(
-                    $"The NameServer {nameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
-                    nameof(nameServer));
-            }
-
-            handler = new ClusterKeyHandler(key, handler);
+            throw new ArgumentException(
+                $"The NameServer {nameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
+                nameof(nameServer));
         }
 
+        handler = new ClusterKeyHandler(key, handler);
         _channel = GrpcChannel.ForAddress(nameServer, new GrpcChannelOptions
         {
             HttpHandler = handler,

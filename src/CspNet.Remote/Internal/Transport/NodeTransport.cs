@@ -42,7 +42,7 @@ internal static class NodeTransport
             ConnectTimeout = options.PeerTimeout,
             SslOptions = new System.Net.Security.SslClientAuthenticationOptions
             {
-                RemoteCertificateValidationCallback = options.TrustedCertificate is { } trusted ? Hosting.Certificates.ServerValidator(trusted) : null,
+                RemoteCertificateValidationCallback = options.TrustedCertificate is { } trusted ? Security.Certificates.ServerValidator(trusted) : null,
             },
         };
     }

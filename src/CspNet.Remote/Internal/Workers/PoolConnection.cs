@@ -79,7 +79,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
     {
         CspNodeOptions options = channels.Options;
         Uri address = DialAddress(pool, options);
-        if (!Hosting.Certificates.MayCarrySecrets(address) && (options.WorkerPoolToken is { Length: > 0 } || options.WorkerPoolClientCertificate is not null))
+        if (!Security.Certificates.MayCarrySecrets(address))
         {
             // The token, the process state and the code would travel in clear text to another machine.
             LogRefusedInClear(logger, pool.Name, address);
@@ -87,9 +87,14 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         }
 
         GrpcChannel channel = channels.Get(address);
-        Metadata? headers = options.WorkerPoolToken is { Length: > 0 } token
-            ? new Metadata { { WorkerProtocol.AuthorizationHeader, "Bearer " + token } }
-            : null;
+        // Secrets go only where they may (above): the token when the pool asks for one, and the
+        // cluster key, the credential of a pool that has neither a token nor client certificates.
+        var headers = new Metadata { { NodeTransport.ClusterKeyHeader, options.ClusterKey! } };
+        if (options.WorkerPoolToken is { Length: > 0 } token)
+        {
+            headers.Add(WorkerProtocol.AuthorizationHeader, "Bearer " + token);
+        }
+
         AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call = new Proto.WorkerPool.WorkerPoolClient(channel).Run(headers, cancellationToken: CancellationToken.None);
         var connection = new PoolConnection(pool, channel, call, shipper, logger);
         try
@@ -260,7 +265,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             handler.SslOptions = new SslClientAuthenticationOptions
             {
                 ClientCertificates = options.WorkerPoolClientCertificate is { } mine ? new X509CertificateCollection { mine } : null,
-                RemoteCertificateValidationCallback = options.WorkerPoolTrustedCertificate is { } trusted ? Hosting.Certificates.ServerValidator(trusted) : null,
+                RemoteCertificateValidationCallback = options.WorkerPoolTrustedCertificate is { } trusted ? Security.Certificates.ServerValidator(trusted) : null,
             };
         }
 

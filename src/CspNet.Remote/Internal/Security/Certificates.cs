@@ -4,7 +4,7 @@ using System.Net.Security;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 
-namespace CspNet.Remote.Internal.Hosting;
+namespace CspNet.Remote.Internal.Security;
 
 /// <summary>
 /// How CspNet decides whom it gives a secret: a certificate is accepted only if it chains to the
