@@ -33,8 +33,10 @@ try
             ["--status-port"] = "StatusPage:Port",
             ["--registry"] = "Registry",
             ["--etcd-endpoints"] = "Etcd:Endpoints",
+            ["--cluster-key-file"] = "NameServer:ClusterKeyFile",
         },
         "CspNet NameServer");
+    ServiceProgram.ReadSecretFiles(builder.Configuration, "NameServer:ClusterKey");
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
 

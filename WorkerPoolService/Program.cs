@@ -1,8 +1,10 @@
 // The CspNet worker pool as a program: console, systemd unit or Windows service.
 // Configuration (later wins): appsettings.json next to the program, environment variables
 // prefixed CSPNET_ (CSPNET_WorkerPool__Workers, CSPNET_WorkerPool__Token), then the command line
-// (--port 9091, --address 0.0.0.0, --nameserver http://host:9090, --workers 4, --token ...,
-// --name, --certificate path.pfx, --client-ca ca.cer). See docs/WORKERPOOL.md and docs/SECURITY.md.
+// (--port 9091, --address 0.0.0.0, --nameserver http://host:9090, --workers 4, --token-file F,
+// --name, --certificate path.pfx, --client-ca ca.cer). Secrets never on the command line: files
+// (--token-file, --cluster-key-file, --certificate-password-file) or the environment.
+// See docs/WORKERPOOL.md and docs/SECURITY.md.
 using System;
 using System.Collections.Generic;
 using System.IO;
@@ -31,14 +33,15 @@ try
             ["--nameserver"] = "WorkerPool:NameServer",
             ["--workers"] = "WorkerPool:Workers",
             ["--name"] = "WorkerPool:Name",
-            ["--token"] = "WorkerPool:Token",
-            ["--cluster-key"] = "WorkerPool:ClusterKey",
+            ["--token-file"] = "WorkerPool:TokenFile",
+            ["--cluster-key-file"] = "WorkerPool:ClusterKeyFile",
             ["--certificate"] = "WorkerPool:CertificatePath",
-            ["--certificate-password"] = "WorkerPool:CertificatePassword",
+            ["--certificate-password-file"] = "WorkerPool:CertificatePasswordFile",
             ["--client-ca"] = "WorkerPool:ClientCertificateAuthorityPath",
         },
         "CspNet WorkerPool");
 
+    ServiceProgram.ReadSecretFiles(builder.Configuration, "WorkerPool:Token", "WorkerPool:ClusterKey", "WorkerPool:CertificatePassword");
     WorkerPoolOptions options = ReadOptions(builder.Configuration.GetSection("WorkerPool"));
 
     // Refuses an exposed pool without authentication, among other mistakes: nothing has started yet.

@@ -29,6 +29,7 @@ internal static class ServiceProgram
             Args = args,
             ContentRootPath = AppContext.BaseDirectory,
         });
+        RefuseSecretsOnCommandLine(args);
         builder.Configuration.AddEnvironmentVariables("CSPNET_");
         builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(switches, StringComparer.OrdinalIgnoreCase));
 
@@ -37,6 +38,66 @@ internal static class ServiceProgram
         builder.Services.AddWindowsService(service => service.ServiceName = windowsServiceName);
         return builder;
     }
+
+    /// <summary>
+    /// Refuses a secret (token, cluster key, password) on the command line: every user of the
+    /// machine can read it (<c>/proc/PID/cmdline</c>, <c>ps</c>). Secrets come from files the
+    /// service's user alone can read (<c>--token-file</c>, <c>--cluster-key-file</c>,
+    /// <c>--certificate-password-file</c>, or a configuration key ending in <c>File</c>) or from
+    /// the environment.
+    /// </summary>
+    /// <exception cref="ArgumentException">A secret is on the command line; the message says what to use instead.</exception>
+    internal static void RefuseSecretsOnCommandLine(string[] args)
+    {
+        foreach (string arg in args)
+        {
+            if (!arg.StartsWith('-') && !arg.StartsWith('/'))
+            {
+                continue;
+            }
+
+            string name = arg.TrimStart('-', '/').Split('=')[0];
+            string last = name.Split(':', StringSplitOptions.RemoveEmptyEntries) is [.., { } tail] ? tail.Replace("-", "", StringComparison.Ordinal) : name;
+            if (Array.Exists(SecretSettings, secret => string.Equals(secret, last, StringComparison.OrdinalIgnoreCase)))
+            {
+                string instead = name.Contains(':', StringComparison.Ordinal) ? $"--{name}File FILE" : $"--{name}-file FILE";
+                throw new ArgumentException(
+                    $"--{name} is not accepted: a command line can be read by every user of this machine. Put the secret in a file only this service's user can read and give {instead}, or set it in the environment (CSPNET_...).");
+            }
+        }
+    }
+
+    /// <summary>
+    /// Reads each secret <c>KEY</c> of <paramref name="keys"/> from the file <c>KEYFile</c> names,
+    /// when it does: the file's first line. A file every user may read is refused.
+    /// </summary>
+    /// <exception cref="ArgumentException">A file is missing, empty, or open to every user.</exception>
+    internal static void ReadSecretFiles(ConfigurationManager configuration, params string[] keys)
+    {
+        foreach (string key in keys)
+        {
+            if (configuration[key + "File"] is not { Length: > 0 } path)
+            {
+                continue;
+            }
+
+            if (!File.Exists(path))
+            {
+                throw new ArgumentException($"{key}File: the file '{path}' does not exist.");
+            }
+
+            if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(path) & (UnixFileMode.OtherRead | UnixFileMode.OtherWrite)) != 0)
+            {
+                throw new ArgumentException($"{key}File: '{path}' can be read or written by every user of this machine; restrict it (chmod o-rwx).");
+            }
+
+            using var reader = new StreamReader(path);
+            string secret = (reader.ReadLine() ?? string.Empty).Trim();
+            configuration[key] = secret.Length > 0 ? secret : throw new ArgumentException($"{key}File: the file '{path}' is empty.");
+        }
+    }
+
+    private static readonly string[] SecretSettings = ["Token", "ClusterKey", "CertificatePassword", "Password"];
 
     /// <summary>Runs the service; returns 0, or 1 after printing why it could not run (most often a port in use).</summary>
     /// <param name="app">The built service.</param>

@@ -64,6 +64,28 @@ public sealed class NameServerProcessTests
     }
 
     [Fact(Timeout = 60000)]
+    public async Task Program_ClusterKeyOnTheCommandLine_RefusesToStartSayingWhatToUse()
+    {
+        using Process process = Start("--port", "0", "--NameServer:ClusterKey", "s3cret");
+        try
+        {
+            string errors = await process.StandardError.ReadToEndAsync();
+            await process.WaitForExitAsync();
+
+            Assert.Equal(2, process.ExitCode);
+            Assert.Contains("--NameServer:ClusterKeyFile FILE", errors, StringComparison.Ordinal);
+        }
+        finally
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                await process.WaitForExitAsync();
+            }
+        }
+    }
+
+    [Fact(Timeout = 60000)]
     public async Task Program_StatusPageOnAnyAddressWithoutClusterKey_RefusesToStart()
     {
         using Process process = Start("--port", "0", "--status-port", "0", "--StatusPage:Address", "0.0.0.0");

@@ -126,8 +126,9 @@ public sealed class WorkerPoolProgramTests
     [InlineData("wrong-token")]
     public async Task DistParallel_PoolProgramWithTokenAndCallerWithoutIt_RefusedWithALogLine(string? token)
     {
+        using var keys = new KeyFiles();
         await using PoolSystem system = await PoolSystem.StartAsync();
-        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token", "right-token");
+        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token-file", keys.Write("right-token"));
         CspNode client = await system.NodeAsync("client", o => o.WorkerPoolToken = token);
         var run = new DistParallel([new FailingJob("must not run")], client);
 
@@ -143,6 +144,34 @@ public sealed class WorkerPoolProgramTests
         await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--address", "0.0.0.0", "--advertised-host", "example.invalid", "--port", "0");
 
         await pool.WaitForTextAsync("lets anyone who reaches it run code here");
+        Assert.Equal(2, await pool.ExitAsync());
+    }
+
+    [Theory(Timeout = Timeout)]
+    [InlineData("--token", "--token-file")]
+    [InlineData("--cluster-key", "--cluster-key-file")]
+    [InlineData("--certificate-password", "--certificate-password-file")]
+    [InlineData("--WorkerPool:Token", "--WorkerPool:TokenFile")]
+    public async Task Program_SecretOnTheCommandLine_RefusesToStartSayingWhatToUse(string flag, string instead)
+    {
+        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--port", "0", flag, "s3cret");
+
+        await pool.WaitForTextAsync(instead + " FILE");
+        Assert.Equal(2, await pool.ExitAsync());
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task Program_TokenFileReadableByEveryUser_RefusesToStart()
+    {
+        using var keys = new KeyFiles();
+        string open = keys.Write("right-token");
+        if (!OperatingSystem.IsWindows())
+        {
+            File.SetUnixFileMode(open, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.OtherRead);
+        }
+        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--port", "0", "--token-file", open);
+
+        await pool.WaitForTextAsync("can be read or written by every user");
         Assert.Equal(2, await pool.ExitAsync());
     }
 
