@@ -1,16 +1,16 @@
-// The CspNet NameServer as a program: console, systemd unit or Windows service.
-// Configuration (later wins): appsettings.json next to the program, environment variables
-// prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
-// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05). The table is in memory unless
-// --registry etcd (Registry, CSPNET_Registry) puts it in etcd (section Etcd, --etcd-endpoints),
-// where several NameServers can share it. See docs/NAMESERVER.md.
+// The CspNet NameServer as a program (the .NET tool cspnet-nameserver): console, systemd unit or
+// Windows service. Configuration (later wins): appsettings.json next to the program, environment
+// variables prefixed CSPNET_ (CSPNET_PORT, CSPNET_NameServer__LeaseTtl), then the command line
+// (--port 9090, --address 0.0.0.0, --NameServer:LeaseTtl 00:00:05); secrets never from the command
+// line. The table is in memory unless --registry etcd (Registry, CSPNET_Registry) puts it in etcd
+// (section Etcd, --etcd-endpoints), where several NameServers can share it. See docs/NAMESERVER.md.
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 using System.Net;
 using CspNet.NameServer.Etcd;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Services;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
@@ -21,22 +21,53 @@ using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 
+const string Help = """
+    cspnet-nameserver: the CspNet NameServer. Programs register the names of their channels, barriers
+    and buckets here and resolve other programs' names; worker pools register here too.
+
+    Usage: cspnet-nameserver [options]
+
+    Options:
+      --port PORT               the gRPC port (HTTP/2 without TLS); 0 picks a free one (default 9090)
+      --address ADDRESS         where to listen: 127.0.0.1 (default), localhost, 0.0.0.0, ::, or *;
+                                any address but loopback needs the cluster key
+      --status-port PORT        serve the status page (HTTP/1.1) on this port; off unless given
+      --registry memory|etcd    where the table lives: this process's memory (default) or etcd
+      --etcd-endpoints URLS     etcd's endpoints, comma-separated (with --registry etcd)
+      --cluster-key-file PATH   read the cluster key, which every program must then present, from PATH
+      --Section:Key VALUE       any configuration key, e.g. --NameServer:LeaseTtl 00:00:05
+      -h, --help                show this help
+
+    Every option is also a configuration key: appsettings.json beside the program, or an environment
+    variable CSPNET_<key> with __ for : (CSPNET_PORT=9090, CSPNET_NameServer__LeaseTtl=00:00:05).
+    Secrets are never read from the command line, where other users of the machine can see them: give
+    the cluster key in a file (--cluster-key-file) or the environment (CSPNET_NameServer__ClusterKey),
+    and the etcd password in a file (Etcd:PasswordFile) or CSPNET_ETCD_PASSWORD.
+
+    Documentation: docs/NAMESERVER.md in the CspNet repository.
+
+    """;
+
+if (ServiceProgram.PrintHelpIfAsked(args, Help))
+{
+    return 0;
+}
+
+var switches = new Dictionary<string, string>
+{
+    ["--port"] = "Port",
+    ["--address"] = "Address",
+    ["--status-port"] = "StatusPage:Port",
+    ["--registry"] = "Registry",
+    ["--etcd-endpoints"] = "Etcd:Endpoints",
+    ["--cluster-key-file"] = "NameServer:ClusterKeyFile",
+};
+
 WebApplication app;
 try
 {
-    WebApplicationBuilder builder = ServiceProgram.CreateBuilder(
-        args,
-        new Dictionary<string, string>
-        {
-            ["--port"] = "Port",
-            ["--address"] = "Address",
-            ["--status-port"] = "StatusPage:Port",
-            ["--registry"] = "Registry",
-            ["--etcd-endpoints"] = "Etcd:Endpoints",
-            ["--cluster-key-file"] = "NameServer:ClusterKeyFile",
-        },
-        "CspNet NameServer");
-    ServiceProgram.ReadSecretFiles(builder.Configuration, "NameServer:ClusterKey");
+    WebApplicationBuilder builder = ServiceProgram.CreateBuilder(args, switches, "CspNet NameServer");
+    ServiceProgram.ReadSecrets(builder, args, switches, [("NameServer:ClusterKey", "NameServer:ClusterKeyFile", "--cluster-key-file")]);
 
     (IPAddress address, int port) = ListenEndpoint(builder.Configuration);
 
@@ -93,7 +124,7 @@ try
     if (!IPAddress.IsLoopback(address) && !sharedKey)
     {
         throw new ArgumentException(
-            $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (environment CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
+            $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (a file named by --cluster-key-file, or the environment variable CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
     }
 
     if (status is { } exposed && !IPAddress.IsLoopback(exposed.Address) && !sharedKey)
@@ -102,7 +133,7 @@ try
             $"Serving the status page on {exposed.Address} exposes every name: set NameServer:ClusterKey (the page then asks for it), or serve it on 127.0.0.1.");
     }
 }
-catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException)
+catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException or IOException or UnauthorizedAccessException)
 {
     // A configuration mistake: say which, without a stack trace, and exit with a usage error.
     return ServiceProgram.ConfigurationError("cspnet-nameserver", e);

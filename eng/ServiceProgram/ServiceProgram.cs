@@ -4,6 +4,7 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Linq;
 using System.Threading.Tasks;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.Extensions.Configuration;
@@ -29,7 +30,6 @@ internal static class ServiceProgram
             Args = args,
             ContentRootPath = AppContext.BaseDirectory,
         });
-        RefuseSecretsOnCommandLine(args);
         builder.Configuration.AddEnvironmentVariables("CSPNET_");
         builder.Configuration.AddCommandLine(args, new Dictionary<string, string>(switches, StringComparer.OrdinalIgnoreCase));
 
@@ -39,65 +39,56 @@ internal static class ServiceProgram
         return builder;
     }
 
-    /// <summary>
-    /// Refuses a secret (token, cluster key, password) on the command line: every user of the
-    /// machine can read it (<c>/proc/PID/cmdline</c>, <c>ps</c>). Secrets come from files the
-    /// service's user alone can read (<c>--token-file</c>, <c>--cluster-key-file</c>,
-    /// <c>--certificate-password-file</c>, or a configuration key ending in <c>File</c>) or from
-    /// the environment.
-    /// </summary>
-    /// <exception cref="ArgumentException">A secret is on the command line; the message says what to use instead.</exception>
-    internal static void RefuseSecretsOnCommandLine(string[] args)
+    /// <summary>Prints <paramref name="help"/> to standard output when the command line asks for it.</summary>
+    /// <returns>Whether it was asked for (<c>--help</c>, <c>-h</c> or <c>-?</c>): the program then exits with 0.</returns>
+    internal static bool PrintHelpIfAsked(string[] args, string help)
     {
-        foreach (string arg in args)
+        if (!args.Any(static a => a is "--help" or "-h" or "-?" or "/?"))
         {
-            if (!arg.StartsWith('-') && !arg.StartsWith('/'))
-            {
-                continue;
-            }
+            return false;
+        }
 
-            string name = arg.TrimStart('-', '/').Split('=')[0];
-            string last = name.Split(':', StringSplitOptions.RemoveEmptyEntries) is [.., { } tail] ? tail.Replace("-", "", StringComparison.Ordinal) : name;
-            if (Array.Exists(SecretSettings, secret => string.Equals(secret, last, StringComparison.OrdinalIgnoreCase)))
+        Console.Out.Write(help);
+        return true;
+    }
+
+    /// <summary>
+    /// Reads the secrets of <paramref name="secrets"/> from the files their <c>FileKey</c>s name (a
+    /// command-line switch, environment variable or appsettings.json key), over whatever configuration
+    /// set them otherwise, and refuses a secret given on the command line: any user of the machine can
+    /// read another's command line (ps, /proc), while a file or the service's environment is private.
+    /// </summary>
+    /// <param name="builder">The builder from <see cref="CreateBuilder"/>.</param>
+    /// <param name="args">The command line.</param>
+    /// <param name="switches">The program's short switches, so a secret's own switch is recognised too.</param>
+    /// <param name="secrets">Each secret's configuration key, the key naming its file, and the switch of that key.</param>
+    /// <exception cref="ArgumentException">A secret is on the command line, or its file is empty.</exception>
+    /// <exception cref="IOException">A secret's file cannot be read.</exception>
+    internal static void ReadSecrets(WebApplicationBuilder builder, string[] args, Dictionary<string, string> switches, IEnumerable<(string Key, string FileKey, string FileSwitch)> secrets)
+    {
+        IConfigurationRoot commandLine = new ConfigurationBuilder()
+            .AddCommandLine(args, new Dictionary<string, string>(switches, StringComparer.OrdinalIgnoreCase))
+            .Build();
+        var fromFiles = new Dictionary<string, string?>(StringComparer.OrdinalIgnoreCase);
+        foreach ((string key, string fileKey, string fileSwitch) in secrets)
+        {
+            if (commandLine[key] is not null)
             {
-                string instead = name.Contains(':', StringComparison.Ordinal) ? $"--{name}File FILE" : $"--{name}-file FILE";
                 throw new ArgumentException(
-                    $"--{name} is not accepted: a command line can be read by every user of this machine. Put the secret in a file only this service's user can read and give {instead}, or set it in the environment (CSPNET_...).");
+                    $"{key} is not read from the command line, where other users of this machine can see it: put it in a file named by {fileSwitch} " +
+                    $"({fileKey}), or in the environment variable CSPNET_{key.Replace(":", "__", StringComparison.Ordinal)}.");
+            }
+
+            if (builder.Configuration[fileKey] is { Length: > 0 } path)
+            {
+                // One line, as `echo secret > file` writes it: the line break is not part of the secret.
+                string secret = File.ReadAllText(path).TrimEnd('\r', '\n');
+                fromFiles[key] = secret.Length > 0 ? secret : throw new ArgumentException($"{fileKey} names {path}, which is empty: write the secret into it.");
             }
         }
+
+        builder.Configuration.AddInMemoryCollection(fromFiles);
     }
-
-    /// <summary>
-    /// Reads each secret <c>KEY</c> of <paramref name="keys"/> from the file <c>KEYFile</c> names,
-    /// when it does: the file's first line. A file every user may read is refused.
-    /// </summary>
-    /// <exception cref="ArgumentException">A file is missing, empty, or open to every user.</exception>
-    internal static void ReadSecretFiles(ConfigurationManager configuration, params string[] keys)
-    {
-        foreach (string key in keys)
-        {
-            if (configuration[key + "File"] is not { Length: > 0 } path)
-            {
-                continue;
-            }
-
-            if (!File.Exists(path))
-            {
-                throw new ArgumentException($"{key}File: the file '{path}' does not exist.");
-            }
-
-            if (!OperatingSystem.IsWindows() && (File.GetUnixFileMode(path) & (UnixFileMode.OtherRead | UnixFileMode.OtherWrite)) != 0)
-            {
-                throw new ArgumentException($"{key}File: '{path}' can be read or written by every user of this machine; restrict it (chmod o-rwx).");
-            }
-
-            using var reader = new StreamReader(path);
-            string secret = (reader.ReadLine() ?? string.Empty).Trim();
-            configuration[key] = secret.Length > 0 ? secret : throw new ArgumentException($"{key}File: the file '{path}' is empty.");
-        }
-    }
-
-    private static readonly string[] SecretSettings = ["Token", "ClusterKey", "CertificatePassword", "Password"];
 
     /// <summary>Runs the service; returns 0, or 1 after printing why it could not run (most often a port in use).</summary>
     /// <param name="app">The built service.</param>

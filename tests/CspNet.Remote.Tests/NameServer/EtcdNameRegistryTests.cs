@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.NameServer.Etcd;
 using CspNet.Remote.NameServer;
 using Microsoft.AspNetCore.Builder;

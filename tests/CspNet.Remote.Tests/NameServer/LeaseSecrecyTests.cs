@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.Remote.NameServer;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Testing;

@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
 

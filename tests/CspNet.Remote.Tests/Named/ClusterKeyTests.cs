@@ -1,4 +1,5 @@
 using System.Net;
+using CspNet.NameServer;
 using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.Named;

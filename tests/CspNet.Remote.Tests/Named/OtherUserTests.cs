@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using CspNet.NameServer;
 using CspNet.Remote.NameServer;
 using CspNet.Remote.Workers;
 

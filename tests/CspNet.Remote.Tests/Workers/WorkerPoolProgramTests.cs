@@ -126,9 +126,23 @@ public sealed class WorkerPoolProgramTests
     [InlineData("wrong-token")]
     public async Task DistParallel_PoolProgramWithTokenAndCallerWithoutIt_RefusedWithALogLine(string? token)
     {
-        using var keys = new KeyFiles();
         await using PoolSystem system = await PoolSystem.StartAsync();
-        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token-file", keys.Write("right-token"));
+        // The token from a file: the program refuses secrets on its command line.
+        string tokenFile = Path.Combine(Path.GetTempPath(), "cspnet-token-" + Guid.NewGuid().ToString("N")[..8]);
+        await File.WriteAllTextAsync(tokenFile, "right-token\n");
+        try
+        {
+            await RunGuardedAsync(system, token, tokenFile);
+        }
+        finally
+        {
+            File.Delete(tokenFile);
+        }
+    }
+
+    private static async Task RunGuardedAsync(PoolSystem system, string? token, string tokenFile)
+    {
+        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token-file", tokenFile);
         CspNode client = await system.NodeAsync("client", o => o.WorkerPoolToken = token);
         var run = new DistParallel([new FailingJob("must not run")], client);
 
@@ -141,37 +155,9 @@ public sealed class WorkerPoolProgramTests
     [Fact(Timeout = Timeout)]
     public async Task Program_NonLoopbackAddressWithoutToken_RefusesToStart()
     {
-        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--address", "0.0.0.0", "--advertised-host", "example.invalid", "--port", "0");
+        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "cspnet-workerpool", "--address", "0.0.0.0", "--advertised-host", "example.invalid", "--port", "0");
 
         await pool.WaitForTextAsync("lets anyone who reaches it run code here");
-        Assert.Equal(2, await pool.ExitAsync());
-    }
-
-    [Theory(Timeout = Timeout)]
-    [InlineData("--token", "--token-file")]
-    [InlineData("--cluster-key", "--cluster-key-file")]
-    [InlineData("--certificate-password", "--certificate-password-file")]
-    [InlineData("--WorkerPool:Token", "--WorkerPool:TokenFile")]
-    public async Task Program_SecretOnTheCommandLine_RefusesToStartSayingWhatToUse(string flag, string instead)
-    {
-        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--port", "0", flag, "s3cret");
-
-        await pool.WaitForTextAsync(instead + " FILE");
-        Assert.Equal(2, await pool.ExitAsync());
-    }
-
-    [Fact(Timeout = Timeout)]
-    public async Task Program_TokenFileReadableByEveryUser_RefusesToStart()
-    {
-        using var keys = new KeyFiles();
-        string open = keys.Write("right-token");
-        if (!OperatingSystem.IsWindows())
-        {
-            File.SetUnixFileMode(open, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.OtherRead);
-        }
-        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--port", "0", "--token-file", open);
-
-        await pool.WaitForTextAsync("can be read or written by every user");
         Assert.Equal(2, await pool.ExitAsync());
     }
 
@@ -179,7 +165,7 @@ public sealed class WorkerPoolProgramTests
     {
         ChildNode pool = ChildNode.StartProgram(
             "WorkerPoolService",
-            "CspNet.WorkerPoolService",
+            "cspnet-workerpool",
             ["--port", "0", "--nameserver", system.Host.Uri.ToString(), "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture), "--name", name, "--WorkerPool:PeerTimeout", "00:00:02", .. more]);
         try
         {

@@ -189,7 +189,7 @@ public sealed class WorkerPoolSecurityTests
         using var listener = new System.Net.Sockets.TcpListener(outside, 0);
         listener.Start();
         await using PoolSystem system = await PoolSystem.StartAsync();
-        Remote.NameServer.NameLease lease = await system.Host.Registry.OpenLeaseAsync(new Remote.NameServer.LinkEndpoint("127.0.0.1", 1), "stranger");
+        CspNet.NameServer.NameLease lease = await system.Host.Registry.OpenLeaseAsync(new Remote.NameServer.LinkEndpoint("127.0.0.1", 1), "stranger");
         await system.Host.Registry.RegisterPoolAsync(lease.Id, new Remote.NameServer.WorkerPoolEntry
         {
             Name = "stranger",

@@ -3,7 +3,9 @@ using System.Collections.Concurrent;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
 using Grpc.Core;
@@ -96,7 +98,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
 
     /// <summary>Attaches an end to the named construct; throws what the home refused, at the getter.</summary>
-    internal async Task<uint> AttachAsync(string name, ConstructKind kind, string valueType, Role role, CancellationToken cancellationToken)
+    internal async Task<uint> AttachAsync(string name, NameKind kind, string valueType, Role role, CancellationToken cancellationToken)
     {
         uint handle = (uint)Interlocked.Increment(ref _nextHandle);
         var reply = new TaskCompletionSource<Attached>(TaskCreationOptions.RunContinuationsAsynchronously);
