@@ -130,7 +130,7 @@ try
     }
 
     // Read the options now, so that a setting out of range is reported like the others.
-    NameServerOptions settings = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
+    _ = app.Services.GetRequiredService<IOptions<NameServerOptions>>().Value;
     if (etcd)
     {
         // Likewise the etcd settings and the password, before the NameServer says it listens.
@@ -138,14 +138,16 @@ try
         _ = app.Services.GetRequiredService<INameRegistry>();
     }
 
-    // Exposed beyond this machine, the NameServer must not serve strangers.
-    if (!IPAddress.IsLoopback(address) && string.IsNullOrEmpty(settings.ClusterKey))
+    // Exposed beyond this machine, the NameServer must not serve strangers: it needs a key the
+    // cluster shares (without one, it uses its user's own key, which no other machine has).
+    bool sharedKey = !string.IsNullOrEmpty(app.Configuration["NameServer:ClusterKey"]);
+    if (!IPAddress.IsLoopback(address) && !sharedKey)
     {
         throw new ArgumentException(
             $"Listening on {address} exposes the NameServer: set NameServer:ClusterKey (a file named by --cluster-key-file, or the environment variable CSPNET_NameServer__ClusterKey) to the secret every program is given, or listen on 127.0.0.1.");
     }
 
-    if (status is { } exposed && !IPAddress.IsLoopback(exposed.Address) && string.IsNullOrEmpty(settings.ClusterKey))
+    if (status is { } exposed && !IPAddress.IsLoopback(exposed.Address) && !sharedKey)
     {
         throw new ArgumentException(
             $"Serving the status page on {exposed.Address} exposes every name: set NameServer:ClusterKey (the page then asks for it), or serve it on 127.0.0.1.");

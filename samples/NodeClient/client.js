@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 'use strict';
 // Command line: write values to, read values from, or poison a CspNet named channel.
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { NameServerClient, LinkSession, PoisonedError, CancelledError, codecFor, wireNames } = require('./lib');
 
 const usage = `Usage: node client.js --nameserver http://HOST:PORT [options] COMMAND
@@ -14,7 +17,9 @@ Options:
   --nameserver URL      the NameServer (required), e.g. http://127.0.0.1:9090
   --type TYPE           the channel's value type (${wireNames.join(', ')});
                         default: the one the NameServer reports
-  --cluster-key KEY     the cluster key, if the cluster has one (default: $CSPNET_CLUSTER_KEY)
+  --cluster-key-file F  a file whose first line is the cluster key (default: $CSPNET_CLUSTER_KEY,
+                        else this user's own key, $XDG_RUNTIME_DIR/cspnet/cluster.key or
+                        ~/.cspnet/cluster.key, which a NameServer without a key uses)
   --wait-ms MS          how long to wait for the name to be registered (default 10000)
 
 Exit codes: 0 done, 1 failed, 2 bad usage, 3 the channel is poisoned, 130 interrupted.`;
@@ -23,6 +28,18 @@ class UsageError extends Error {}
 
 // Not node:util's parseArgs: it reads a value such as -5 as an unknown short option, so writing a
 // negative int would need a `--` first. Values here are often negative numbers.
+function readKey(file) {
+  return fs.readFileSync(file, 'utf8').split('\n')[0].trim();
+}
+
+// The key a CspNet program of this user uses when none is configured (docs/SECURITY.md).
+function userKey() {
+  const runtime = process.env.XDG_RUNTIME_DIR;
+  const file = process.env.CSPNET_USER_KEY_FILE
+    || (runtime && fs.existsSync(runtime) ? path.join(runtime, 'cspnet', 'cluster.key') : path.join(os.homedir(), '.cspnet', 'cluster.key'));
+  return fs.existsSync(file) ? readKey(file) : undefined;
+}
+
 function parse(argv) {
   const options = { waitMs: 10000, clusterKey: process.env.CSPNET_CLUSTER_KEY || undefined };
   const rest = [];
@@ -37,7 +54,10 @@ function parse(argv) {
     switch (arg) {
       case '--nameserver': options.nameServer = value(); break;
       case '--type': options.type = value(); break;
-      case '--cluster-key': options.clusterKey = value(); break;
+      case '--cluster-key':
+        // Every user of the machine can read a command line (/proc/PID/cmdline).
+        throw new UsageError('--cluster-key is no longer accepted: a command line is visible to every user. Use --cluster-key-file FILE or $CSPNET_CLUSTER_KEY.');
+      case '--cluster-key-file': options.clusterKey = readKey(value()); break;
       case '--wait-ms':
         options.waitMs = Number(value());
         if (!Number.isInteger(options.waitMs) || options.waitMs < 0) {
@@ -55,6 +75,7 @@ function parse(argv) {
   if (options.help) {
     return options;
   }
+  options.clusterKey = options.clusterKey || userKey();
   const [command, name, ...args] = rest;
   if (!options.nameServer) {
     throw new UsageError('--nameserver is required.');

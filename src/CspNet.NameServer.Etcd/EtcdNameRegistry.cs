@@ -316,7 +316,7 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
 
                 if (read.Responses[1].ResponseRange.Kvs.Count == 0)
                 {
-                    throw new LeaseNotFoundException($"No worker pool is registered under the lease '{NameValidation.Shorten(leaseId)}': register it again.");
+                    throw new LeaseNotFoundException($"No worker pool is registered under the lease of incarnation {Incarnations.Of(leaseId)}: register it again.");
                 }
 
                 KeyValue stored = read.Responses[1].ResponseRange.Kvs[0];
@@ -541,7 +541,7 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
     }
 
     private static LeaseNotFoundException UnknownLease(string leaseId) =>
-        new($"The lease '{NameValidation.Shorten(leaseId)}' is unknown: it expired, was closed, or was never opened. Open a new lease and register again.");
+        new($"The lease of incarnation {Incarnations.Of(leaseId)} is unknown: it expired, was closed, or was never opened. Open a new lease and register again.");
 
     private ByteString Key(string part, string name) => ByteString.CopyFromUtf8(_prefix + part + name);
 

@@ -113,7 +113,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         }
 
         LogExpired(expired);
-        LogLeaseOpened(_logger, lease.Id, lease.Program, lease.Endpoint);
+        LogLeaseOpened(_logger, Incarnations.Of(lease.Id), lease.Program, lease.Endpoint);
         return Task.FromResult(new NameLease(lease.Id, _leaseTtl));
     }
 
@@ -148,7 +148,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         }
 
         LogExpired(expired);
-        LogLeaseClosed(_logger, lease.Id, lease.Program, lease.Names.Count);
+        LogLeaseClosed(_logger, Incarnations.Of(lease.Id), lease.Program, lease.Names.Count);
         return Task.CompletedTask;
     }
 
@@ -315,7 +315,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
             expired = BeginLocked();
             LeaseState lease = LiveLeaseLocked(leaseId);
             WorkerPoolEntry pool = lease.Pool ?? throw new LeaseNotFoundException(
-                $"No worker pool is registered under the lease '{NameValidation.Shorten(leaseId)}': register it again.");
+                $"No worker pool is registered under the lease of incarnation {Incarnations.Of(leaseId)}: register it again.");
             if (freeWorkers < 0 || freeWorkers > pool.Workers)
             {
                 throw new ArgumentOutOfRangeException(nameof(freeWorkers), freeWorkers, $"The pool '{pool.Name}' has {pool.Workers} workers: the free count must be 0..{pool.Workers}.");
@@ -393,7 +393,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
     {
         return _leases.TryGetValue(leaseId, out LeaseState? lease)
             ? lease
-            : throw new LeaseNotFoundException($"The lease '{NameValidation.Shorten(leaseId)}' is unknown: it expired, was closed, or the NameServer restarted. Open a new lease and register again.");
+            : throw new LeaseNotFoundException($"The lease of incarnation {Incarnations.Of(leaseId)} is unknown: it expired, was closed, or the NameServer restarted. Open a new lease and register again.");
     }
 
     private List<LeaseState>? PurgeExpiredLocked(long now)
@@ -483,19 +483,19 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
         RemoteMetrics.CountLeaseExpiries(expired.Count);
         foreach (LeaseState lease in expired)
         {
-            LogLeaseExpired(_logger, lease.Id, lease.Program, lease.Endpoint, lease.Names.Count);
+            LogLeaseExpired(_logger, Incarnations.Of(lease.Id), lease.Program, lease.Endpoint, lease.Names.Count);
             RecordExpired(lease);
         }
     }
 
-    [LoggerMessage(1, LogLevel.Information, "Lease {LeaseId} opened for program '{Program}' at {Endpoint}")]
-    private static partial void LogLeaseOpened(ILogger logger, string leaseId, string program, LinkEndpoint endpoint);
+    [LoggerMessage(1, LogLevel.Information, "Lease of incarnation {Incarnation} opened for program '{Program}' at {Endpoint}")]
+    private static partial void LogLeaseOpened(ILogger logger, string incarnation, string program, LinkEndpoint endpoint);
 
-    [LoggerMessage(2, LogLevel.Information, "Lease {LeaseId} of program '{Program}' closed; {NameCount} names removed")]
-    private static partial void LogLeaseClosed(ILogger logger, string leaseId, string program, int nameCount);
+    [LoggerMessage(2, LogLevel.Information, "Lease of incarnation {Incarnation} of program '{Program}' closed; {NameCount} names removed")]
+    private static partial void LogLeaseClosed(ILogger logger, string incarnation, string program, int nameCount);
 
-    [LoggerMessage(3, LogLevel.Warning, "Lease {LeaseId} of program '{Program}' at {Endpoint} expired; {NameCount} names purged")]
-    private static partial void LogLeaseExpired(ILogger logger, string leaseId, string program, LinkEndpoint endpoint, int nameCount);
+    [LoggerMessage(3, LogLevel.Warning, "Lease of incarnation {Incarnation} of program '{Program}' at {Endpoint} expired; {NameCount} names purged")]
+    private static partial void LogLeaseExpired(ILogger logger, string incarnation, string program, LinkEndpoint endpoint, int nameCount);
 
     [LoggerMessage(4, LogLevel.Information, "Worker pool '{Pool}' registered at {Endpoint}: {Workers} workers, {Free} free")]
     private static partial void LogPoolRegistered(ILogger logger, string pool, LinkEndpoint endpoint, int workers, int free);

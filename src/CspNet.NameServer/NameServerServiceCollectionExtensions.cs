@@ -31,6 +31,9 @@ public static class NameServerServiceCollectionExtensions
             options.Configure(configure);
         }
 
+        // No key configured: this user's own (only this user's programs get in).
+        options.PostConfigure(static o => o.ClusterKey = CspNet.Remote.Internal.Security.ClusterKeys.Effective(o.ClusterKey));
+
         // Fail at start-up, not at the first call, when configuration is out of range.
         options.Validate(static o =>
         {

@@ -64,32 +64,35 @@ public sealed class CspNodeOptions
     public long MaxValueSize { get; set; } = 256L << 20;
 
     /// <summary>
-    /// A shared secret every program of the system (and the NameServer) is given. When set, calls
-    /// without it are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a
-    /// loopback address: an exposed endpoint must not serve strangers.
+    /// A shared secret every program of the system (and the NameServer) is given; calls without it
+    /// are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a loopback
+    /// address: an exposed endpoint must not serve strangers. Null (the default): this user's own
+    /// key (created on first use in <c>$XDG_RUNTIME_DIR/cspnet/cluster.key</c> or
+    /// <c>~/.cspnet/cluster.key</c>, readable by this user only), so that only this user's
+    /// programs, NameServer and pools can talk to each other. To share with other users, give
+    /// every party the same key. See docs/SECURITY.md.
     /// </summary>
     public string? ClusterKey { get; set; }
 
     /// <summary>
     /// This program's certificate, with its private key, issued by the cluster's authority
     /// (<see cref="TrustedCertificate"/>) for the address other programs dial (an IP address or DNS
-    /// name in its subject alternative names). When set, this program's endpoint speaks only TLS,
-    /// and the program presents the certificate when it dials other programs (mutual TLS). Required
-    /// when <see cref="Address"/> is not a loopback address: values and the cluster key must not
-    /// cross a network in clear. See docs/DEPLOYING.md.
+    /// name in its subject alternative names). When set, this program's endpoint speaks only TLS;
+    /// with <see cref="TrustedCertificate"/> too it requires the callers' certificates from that
+    /// authority (mutual TLS), and presents its own when it dials. Null (the default): plain
+    /// HTTP/2, which only a loopback <see cref="Address"/> allows: on any other address the cluster
+    /// key and every value would travel in clear text. See docs/DEPLOYING.md.
     /// </summary>
     public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
 
     /// <summary>
-    /// The cluster's certificate authority: the links this program dials, the programs that dial
-    /// it and a NameServer at an <c>https://</c> address must present certificates it issued (the
-    /// machine's trusted roots play no part). Set together with <see cref="Certificate"/>; every
-    /// program of the system then speaks TLS.
+    /// The cluster's certificate authority (or a single program's own certificate, pinned). When
+    /// set, this program dials every other program, and a <c>https://</c> NameServer, over TLS, and
+    /// accepts only certificates it issued for server use and for the address dialled (the
+    /// machine's trusted roots play no part). Null (the default): links are plain HTTP/2, allowed
+    /// to carry the cluster key only to this machine.
     /// </summary>
     public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
-
-    /// <summary>Whether links between programs speak TLS: this program has a certificate and the cluster's authority.</summary>
-    internal bool UsesTls => Certificate is not null && TrustedCertificate is not null;
 
     /// <summary>
     /// The token this program presents to worker pools (<c>WorkerPoolOptions.Token</c>) when
@@ -150,29 +153,23 @@ public sealed class CspNodeOptions
                 nameof(ClusterKey));
         }
 
-        if ((Certificate is null) != (TrustedCertificate is null))
-        {
-            throw new ArgumentException(
-                "CspNodeOptions.Certificate and TrustedCertificate go together: this program's certificate, and the cluster's authority that issued it and every other program's (docs/DEPLOYING.md).",
-                Certificate is null ? nameof(Certificate) : nameof(TrustedCertificate));
-        }
-
         if (Certificate is { HasPrivateKey: false })
         {
             throw new ArgumentException("CspNodeOptions.Certificate has no private key: load it with its key (for example X509Certificate2.CreateFromPemFile(certificateFile, keyFile)).", nameof(Certificate));
         }
 
-        if (!System.Net.IPAddress.IsLoopback(ip) && !UsesTls)
+        if (!System.Net.IPAddress.IsLoopback(ip) && Certificate is null)
         {
             throw new ArgumentException(
-                $"Binding to {Address} would send values and the cluster key across the network in clear: set CspNodeOptions.Certificate (this program's, for the address others dial) and TrustedCertificate (the cluster's authority), as docs/DEPLOYING.md shows.",
+                $"Binding to {Address} would send the cluster key and every value in clear text: set CspNodeOptions.Certificate (issued by the cluster's authority) and CspNodeOptions.TrustedCertificate (that authority), as docs/DEPLOYING.md shows.",
                 nameof(Certificate));
         }
 
-        if (!string.IsNullOrEmpty(ClusterKey) && NameServer.Scheme == Uri.UriSchemeHttp && !NameServer.IsLoopback)
+        ArgumentNullException.ThrowIfNull(NameServer);
+        if (!Internal.Security.Certificates.MayCarrySecrets(NameServer))
         {
             throw new ArgumentException(
-                $"The NameServer {NameServer} is reached in clear, and the cluster key would travel with every call: give its https:// address (the NameServer with a certificate from the cluster's authority).",
+                $"The NameServer {NameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Give the NameServer a TLS certificate, dial it as https://, and set CspNodeOptions.TrustedCertificate.",
                 nameof(NameServer));
         }
 
@@ -204,6 +201,8 @@ public sealed class CspNodeOptions
             throw new ArgumentOutOfRangeException(nameof(MaxValueSize), MaxValueSize, "CspNodeOptions.MaxValueSize must be positive.");
         }
 
-        return (CspNodeOptions)MemberwiseClone();
+        var validated = (CspNodeOptions)MemberwiseClone();
+        validated.ClusterKey = Internal.Security.ClusterKeys.Effective(ClusterKey);
+        return validated;
     }
 }

@@ -47,6 +47,12 @@ if (args[1] is "paper-writer" or "paper-reader")
     return 0;
 }
 
+if (args[1] == "stranger")
+{
+    // stranger <homePort> <statusPage> <pool> <name>: another user's attempts, each refused or not.
+    return await CspNet.Remote.TestNode.Stranger.RunAsync(new Uri(args[0]), int.Parse(args[2], System.Globalization.CultureInfo.InvariantCulture), new Uri(args[3]), new Uri(args[4]), args[5]);
+}
+
 // On a host of the multi-host rig the test says where to bind, the cluster key (never on a
 // command line), the certificate files (the variables CspManager.Init reads) and the
 // NameServer's replicas through the environment.

@@ -50,6 +50,13 @@ public sealed class WorkerPoolOptions
     /// </summary>
     public X509Certificate2? ClientCertificateAuthority { get; set; }
 
+    /// <summary>
+    /// The cluster's certificate authority, for the pool's own program (<c>CspNodeOptions.TrustedCertificate</c>):
+    /// it dials the NameServer and other programs over TLS and checks their certificates. Bound to
+    /// another address than loopback, the pool's program serves its links with <see cref="Certificate"/>.
+    /// </summary>
+    public X509Certificate2? TrustedCertificate { get; set; }
+
     /// <summary>The cluster key of the system (<c>CspNodeOptions.ClusterKey</c>): the pool's own program joins the NameServer and the named channels with it.</summary>
     public string? ClusterKey { get; set; }
 
@@ -94,6 +101,14 @@ public sealed class WorkerPoolOptions
                 "(environment CSPNET_WorkerPool__Token), preferably with a TLS certificate, or require client certificates " +
                 "(mutual TLS), or bind to 127.0.0.1. See docs/SECURITY.md.",
                 nameof(Token));
+        }
+
+        if (!IPAddress.IsLoopback(ip) && Certificate is null)
+        {
+            throw new ArgumentException(
+                $"Binding the worker pool to {Address} would let its token, the processes' state and their code travel in clear text (and clients refuse that): " +
+                "set WorkerPoolOptions.Certificate (TLS), or bind to 127.0.0.1. See docs/SECURITY.md.",
+                nameof(Certificate));
         }
 
         if (ClientCertificateAuthority is not null && Certificate is null)

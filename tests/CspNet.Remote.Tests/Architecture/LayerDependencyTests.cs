@@ -21,13 +21,14 @@ public sealed class LayerDependencyTests
     private static readonly Dictionary<string, string[]> Allowed = new()
     {
         ["Diagnostics"] = [],
+        ["Security"] = [],
         ["Serialization"] = ["Diagnostics"],
-        ["Transport"] = ["Diagnostics", "Serialization"],
-        ["Naming"] = ["Diagnostics", "Serialization", "Transport"],
-        ["Client"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Homes"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Workers"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client"],
-        ["Hosting"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers"],
+        ["Transport"] = ["Diagnostics", "Security", "Serialization"],
+        ["Naming"] = ["Diagnostics", "Security", "Serialization", "Transport"],
+        ["Client"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming"],
+        ["Homes"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming"],
+        ["Workers"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming", "Client"],
+        ["Hosting"] = ["Diagnostics", "Security", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers"],
     };
 
     // Each package's assembly and the CspNet assemblies it may reference (docs/ARCHITECTURE.md,

@@ -156,17 +156,29 @@ public sealed class NodeClientTests
         await using CspNode home = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ClusterKey = "s3cret", ProgramLabel = "home" });
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("keyed");
 
-        await using (ChildNode stranger = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key", "", "--wait-ms", "0", "write", "keyed", "1"))
+        using var keys = new KeyFiles();
+        await using (ChildNode stranger = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key-file", keys.Write("wrong"), "--wait-ms", "0", "write", "keyed", "1"))
         {
             (int exitCode, List<string> lines) = await stranger.ExitWithOutputAsync(ExitTimeout);
             Assert.True(exitCode == 1, $"exit code {exitCode}, expected 1 (failed):\n{string.Join('\n', lines)}");
             Assert.Contains(lines, line => line.Contains("UNAUTHENTICATED", StringComparison.Ordinal));
         }
 
-        await using ChildNode client = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key", "s3cret", "write", "keyed", "-2147483648", "2147483647");
+        await using ChildNode client = await NodeClientProgram.StartAsync(nameServer.Uri, "--cluster-key-file", keys.Write("s3cret"), "write", "keyed", "-2147483648", "2147483647");
         Assert.Equal(int.MinValue, await input.ReadAsync());
         Assert.Equal(int.MaxValue, await input.ReadAsync());
         (int code, List<string> output) = await client.ExitWithOutputAsync(ExitTimeout);
         Assert.True(code == 0, string.Join('\n', output));
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task CommandLine_ClusterKeyOnTheCommandLine_RefusedSayingWhatToUse()
+    {
+        await using ChildNode client = await NodeClientProgram.StartAsync(new Uri("http://127.0.0.1:9"), "--cluster-key", "s3cret", "write", "keyed", "1");
+
+        (int exitCode, List<string> lines) = await client.ExitWithOutputAsync(ExitTimeout);
+
+        Assert.True(exitCode == 2, $"exit code {exitCode}, expected 2 (bad usage):\n{string.Join('\n', lines)}");
+        Assert.Contains(lines, line => line.Contains("--cluster-key-file", StringComparison.Ordinal));
     }
 }

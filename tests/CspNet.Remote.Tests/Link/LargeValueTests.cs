@@ -72,7 +72,7 @@ public sealed class LargeValueTests
         ByteString part = ByteString.CopyFrom(value, 0, 40_000);
         Task<byte[]> read = input.ReadAsync().AsTask();
 
-        using var channel = GrpcChannel.ForAddress($"http://127.0.0.1:{home.Port}");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
         using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = new Proto.Link.LinkClient(channel).Connect();
         Proto.ClientFrame[] frames =
         [

@@ -70,8 +70,8 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
         // The frame streams share two connections, as many streams of a program share one. Not one:
         // Kestrel answers ENHANCE_YOUR_CALM on a connection where it has had to end too many
         // streams, and hundreds of these streams end with INVALID_ARGUMENT on purpose.
-        using (var channel = GrpcChannel.ForAddress($"http://127.0.0.1:{home.Port}", new GrpcChannelOptions { MaxSendMessageSize = null }))
-        using (var second = GrpcChannel.ForAddress($"http://127.0.0.1:{home.Port}", new GrpcChannelOptions { MaxSendMessageSize = null }))
+        using (var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}", new GrpcChannelOptions { MaxSendMessageSize = null }))
+        using (var second = UserKey.Channel($"http://127.0.0.1:{home.Port}", new GrpcChannelOptions { MaxSendMessageSize = null }))
         {
             Proto.Link.LinkClient[] clients = [new(channel), new(second)];
             await System.Threading.Tasks.Parallel.ForEachAsync(Enumerable.Range(0, FrameStreams + RawStreams + FloodStreams), new ParallelOptions { MaxDegreeOfParallelism = 16 }, async (i, _) =>
@@ -85,7 +85,7 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
                 {
                     // A connection of its own, as each program has: garbage may make the home's HTTP/2
                     // layer reset the connection it came on, which must not end anyone else's streams.
-                    using var own = GrpcChannel.ForAddress($"http://127.0.0.1:{home.Port}");
+                    using var own = UserKey.Channel($"http://127.0.0.1:{home.Port}");
                     await RawStreamAsync(own.CreateCallInvoker(), new Random(i), storm, $"raw stream {i}");
                 }
                 else
@@ -122,7 +122,7 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
         Assert.Equal(stormValues.Length, stormValues.Distinct().Count());
         Assert.Empty(storm.Delivered.Except(stormValues)); // a write answered OK was read, once
 
-        using var names = GrpcChannel.ForAddress(system.NameServer);
+        using var names = UserKey.Channel(system.NameServer);
         Proto.ResolveReply resolved = await new Proto.NameServer.NameServerClient(names).ResolveAsync(new Proto.ResolveRequest { Name = "numbers" });
         Assert.Equal(("Any2One", "int32", home.Port), (resolved.Entry.Kind, resolved.Entry.ValueType, resolved.Entry.Endpoint.Port));
     }

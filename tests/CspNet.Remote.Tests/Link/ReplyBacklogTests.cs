@@ -43,7 +43,7 @@ public sealed class ReplyBacklogTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home", o => o.LoggerFactory = loggers);
 
-        using var channel = GrpcChannel.ForAddress($"http://127.0.0.1:{home.Port}");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
         using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = channel.CreateCallInvoker().AsyncDuplexStreamingCall(Connect, null, default);
 
         // Every Read names a handle never attached, so each is answered at once (NOT_FOUND).

@@ -138,9 +138,10 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         Assert.InRange(read - written, 0, 1);
         output.WriteLine($"{readScenario}: read {read}, wrote {written}; the reader noticed the cut after {readerNoticed.TotalMilliseconds:0} ms, the writer after {writerNoticed.TotalMilliseconds:0} ms (PeerTimeout {PeerTimeout.TotalMilliseconds:0} ms)");
 
-        // Both noticed within about the peer timeout (twice it, for scheduling on a loaded machine).
-        Assert.True(readerNoticed < PeerTimeout * 2, $"The reader noticed the cut after {readerNoticed}.");
-        Assert.True(writerNoticed < PeerTimeout * 2, $"The writer noticed the cut after {writerNoticed}.");
+        // Both noticed within about the peer timeout: with 3 s, the pings' one-second floor makes it
+        // 4-5 s on a quiet machine; the bound allows for a loaded one (the printed figure is the measure).
+        Assert.True(readerNoticed < PeerTimeout * 3, $"The reader noticed the cut after {readerNoticed}.");
+        Assert.True(writerNoticed < PeerTimeout * 3, $"The writer noticed the cut after {writerNoticed}.");
 
         // With the cable back, the host's new programs link as before.
         await using ChildNode reader2 = StartNode(rig, 1, ns, [], "read", "One2One", "after", "1000");

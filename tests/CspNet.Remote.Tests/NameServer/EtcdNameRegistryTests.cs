@@ -200,7 +200,7 @@ public sealed class EtcdNameRegistryTests(EtcdFixture fixture) : IClassFixture<E
         host.MapCspNameServer();
         await host.StartAsync();
         Uri address = new(host.Urls.First());
-        using var channel = Grpc.Net.Client.GrpcChannel.ForAddress(address);
+        using var channel = UserKey.Channel(address);
         var client = new Protocol.NameServer.NameServerClient(channel);
         var open = new Protocol.OpenLeaseRequest { Endpoint = new Protocol.Endpoint { Host = "127.0.0.1", Port = 7000 }, Program = "probe" };
         Assert.IsType<EtcdNameRegistry>(host.Services.GetRequiredService<INameRegistry>());

@@ -19,7 +19,7 @@ public sealed class NameServerProcessTests
         try
         {
             Uri address = await ListeningAddressAsync(process);
-            using GrpcChannel channel = GrpcChannel.ForAddress(address);
+            using GrpcChannel channel = UserKey.Channel(address);
 
             byte[] health = await channel.CreateCallInvoker().AsyncUnaryCall(HealthCheck, null, new CallOptions(deadline: DateTime.UtcNow.AddSeconds(10)), []);
             var client = new Protocol.NameServer.NameServerClient(channel);
@@ -44,7 +44,7 @@ public sealed class NameServerProcessTests
         {
             // Kestrel logs both endpoints; one speaks HTTP/2 only (gRPC), the other HTTP/1.1 (the page).
             Uri[] endpoints = [await ListeningAddressAsync(process), await ListeningAddressAsync(process)];
-            using var http = new HttpClient { Timeout = TimeSpan.FromSeconds(10) };
+            using var http = UserKey.Http();
             var answers = new List<(System.Net.HttpStatusCode Status, string? Type, string Body)>();
             foreach (Uri endpoint in endpoints)
             {
@@ -60,6 +60,28 @@ public sealed class NameServerProcessTests
         {
             process.Kill(entireProcessTree: true);
             await process.WaitForExitAsync();
+        }
+    }
+
+    [Fact(Timeout = 60000)]
+    public async Task Program_ClusterKeyOnTheCommandLine_RefusesToStartSayingWhatToUse()
+    {
+        using Process process = Start("--port", "0", "--NameServer:ClusterKey", "s3cret");
+        try
+        {
+            string errors = await process.StandardError.ReadToEndAsync();
+            await process.WaitForExitAsync();
+
+            Assert.Equal(2, process.ExitCode);
+            Assert.Contains("--cluster-key-file", errors, StringComparison.Ordinal);
+        }
+        finally
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+                await process.WaitForExitAsync();
+            }
         }
     }
 
@@ -94,8 +116,8 @@ public sealed class NameServerProcessTests
         using Process second = Start("--port", "0", "--registry", "etcd", "--etcd-endpoints", etcd.ClientUrl, "--Etcd:Prefix", prefix);
         try
         {
-            using GrpcChannel toFirst = GrpcChannel.ForAddress(await ListeningAddressAsync(first));
-            using GrpcChannel toSecond = GrpcChannel.ForAddress(await ListeningAddressAsync(second));
+            using GrpcChannel toFirst = UserKey.Channel(await ListeningAddressAsync(first));
+            using GrpcChannel toSecond = UserKey.Channel(await ListeningAddressAsync(second));
             var viaFirst = new Protocol.NameServer.NameServerClient(toFirst);
             var viaSecond = new Protocol.NameServer.NameServerClient(toSecond);
 

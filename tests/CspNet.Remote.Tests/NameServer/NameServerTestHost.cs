@@ -10,7 +10,7 @@ internal sealed class NameServerTestHost : IAsyncDisposable
     private NameServerTestHost(NameServerHost host)
     {
         Host = host;
-        Channel = GrpcChannel.ForAddress(host.Uri);
+        Channel = UserKey.Channel(host.Uri);
         Client = new Proto.NameServer.NameServerClient(Channel);
     }
 

@@ -40,7 +40,7 @@ public sealed class StatusPageBrowserTests
 
         HeadlessChromium browser = await starting.Browser;
         OpenQA.Selenium.Chrome.ChromeDriver page = browser.Driver;
-        page.Navigate().GoToUrl(host.StatusUri!);
+        page.Navigate().GoToUrl(new UriBuilder(host.StatusUri!) { UserName = "owner", Password = Uri.EscapeDataString(UserKey.Value) }.Uri);
         Assert.Equal("CspNet NameServer", page.Title);
         Assert.Null(Find(await ReadAsync(page, "names"), ChildChannel));
 
@@ -79,7 +79,7 @@ public sealed class StatusPageBrowserTests
 
     private static async Task RefuseOneRequestAsync(Uri nameServer)
     {
-        using GrpcChannel channel = GrpcChannel.ForAddress(nameServer);
+        using GrpcChannel channel = UserKey.Channel(nameServer);
         var client = new Proto.NameServer.NameServerClient(channel);
         var request = new Proto.OpenLeaseRequest { Endpoint = new Proto.Endpoint { Host = "127.0.0.1", Port = 0 }, Program = "misconfigured" };
         var e = await Assert.ThrowsAsync<RpcException>(async () => await client.OpenLeaseAsync(request));

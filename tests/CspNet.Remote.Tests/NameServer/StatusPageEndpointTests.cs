@@ -20,7 +20,7 @@ public sealed class StatusPageEndpointTests
     public async Task StatusUri_DefaultHost_ServesAScriptlessPageOverHttp11()
     {
         await using NameServerHost host = await NameServerHost.StartAsync();
-        using var http = new HttpClient(new HttpClientHandler { AllowAutoRedirect = false });
+        using var http = UserKey.Http(new HttpClientHandler { AllowAutoRedirect = false });
 
         using HttpResponseMessage page = await http.GetAsync(host.StatusUri);
         using HttpResponseMessage root = await http.GetAsync(new Uri(host.StatusUri!, "/"));
@@ -44,7 +44,7 @@ public sealed class StatusPageEndpointTests
         await using NameServerTestHost server = await NameServerTestHost.StartAsync();
         var bad = new Proto.OpenLeaseRequest { Endpoint = new Proto.Endpoint { Host = "127.0.0.1", Port = 0 }, Program = "misconfigured" };
         await Assert.ThrowsAsync<RpcException>(async () => await server.Client.OpenLeaseAsync(bad));
-        using var http = new HttpClient();
+        using var http = UserKey.Http();
 
         using JsonDocument json = JsonDocument.Parse(await http.GetStringAsync(new Uri(server.Host.StatusUri + ".json")));
 
@@ -87,18 +87,21 @@ public sealed class StatusPageEndpointTests
     }
 
     [Fact(Timeout = Timeout)]
-    public async Task StatusPage_NoKeyAndAForeignHostName_IsRefused()
+    public async Task StatusPage_NoKeyConfigured_AsksForThisUsersKeyEvenOnThisMachine()
     {
+        // Loopback is shared by every user of the machine: the page lists every name, so it asks
+        // for the key of the user that runs the NameServer; a DNS-rebinding page cannot know it.
         await using NameServerHost host = await NameServerHost.StartAsync();
-        using var http = new HttpClient();
+        using var anonymousHttp = new HttpClient();
+        using HttpClient owner = UserKey.Http();
 
-        // What a DNS-rebinding page would send: this machine's address under the attacker's name.
-        using HttpResponseMessage rebound = await SendAsync(http, host.StatusUri!, request => request.Headers.Host = "attacker.example:" + host.StatusUri!.Port);
-        using HttpResponseMessage local = await SendAsync(http, host.StatusUri!, request => request.Headers.Host = "localhost:" + host.StatusUri!.Port);
+        using HttpResponseMessage anonymous = await anonymousHttp.GetAsync(host.StatusUri);
+        using HttpResponseMessage rebound = await SendAsync(anonymousHttp, host.StatusUri!, request => request.Headers.Host = "attacker.example:" + host.StatusUri!.Port);
+        using HttpResponseMessage mine = await owner.GetAsync(host.StatusUri);
 
-        Assert.Equal(HttpStatusCode.Forbidden, rebound.StatusCode);
-        Assert.Contains("by IP address or as localhost", await rebound.Content.ReadAsStringAsync(), StringComparison.Ordinal);
-        Assert.Equal(HttpStatusCode.OK, local.StatusCode);
+        Assert.Equal(HttpStatusCode.Unauthorized, anonymous.StatusCode);
+        Assert.Equal(HttpStatusCode.Unauthorized, rebound.StatusCode);
+        Assert.Equal(HttpStatusCode.OK, mine.StatusCode);
     }
 
     [Fact(Timeout = Timeout)]

@@ -83,14 +83,6 @@ public sealed class LinkTlsTests : IDisposable
     }
 
     [Fact(Timeout = Timeout)]
-    public async Task StartAsync_CertificateWithoutTheAuthority_RefusedSayingTheyGoTogether()
-    {
-        var error = await Assert.ThrowsAsync<ArgumentException>(async () => await CspNode.StartAsync(new CspNodeOptions { Certificate = _cluster.Issue(["127.0.0.1"]) }));
-
-        Assert.Contains("go together", error.Message, StringComparison.Ordinal);
-    }
-
-    [Fact(Timeout = Timeout)]
     public async Task StartAsync_ClusterKeyToANameServerInClearOnAnotherHost_Refused()
     {
         var error = await Assert.ThrowsAsync<ArgumentException>(async () => await CspNode.StartAsync(new CspNodeOptions { NameServer = new Uri("http://10.0.0.1:9090"), ClusterKey = "k" }));

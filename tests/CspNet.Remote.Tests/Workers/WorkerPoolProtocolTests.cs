@@ -35,7 +35,7 @@ public sealed class WorkerPoolProtocolTests
         };
         await using PoolSystem system = await PoolSystem.StartAsync();
         WorkerPoolHost pool = await system.PoolAsync("pool", 1);
-        using GrpcChannel channel = GrpcChannel.ForAddress(pool.Uri);
+        using GrpcChannel channel = UserKey.Channel(pool.Uri);
         var client = new Proto.WorkerPool.WorkerPoolClient(channel);
 
         using (AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call = client.Run())

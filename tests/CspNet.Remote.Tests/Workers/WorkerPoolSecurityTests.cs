@@ -1,6 +1,5 @@
-using System.Net;
-using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
+using System.Net;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.TestJobs;
 using CspNet.Remote.Workers;
@@ -47,7 +46,7 @@ public sealed class WorkerPoolSecurityTests
     [Fact(Timeout = Timeout)]
     public async Task DistParallel_PoolServingTlsAndCallerTrustingItsCertificate_RunsRemotely()
     {
-        using X509Certificate2 server = SelfSigned("CN=pool", isAuthority: false);
+        using X509Certificate2 server = TestCertificates.SelfSigned("CN=pool", isAuthority: false);
         await using PoolSystem system = await PoolSystem.StartAsync();
         await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(PoolOptions(system, o =>
         {
@@ -70,10 +69,10 @@ public sealed class WorkerPoolSecurityTests
     [Fact(Timeout = Timeout)]
     public async Task DistParallel_MutualTls_CallerWithACertificateOfTheAuthorityRunsAndOneWithoutIsRefused()
     {
-        using X509Certificate2 server = SelfSigned("CN=pool", isAuthority: false);
-        using X509Certificate2 authority = SelfSigned("CN=cspnet test authority", isAuthority: true);
-        using X509Certificate2 member = IssuedBy(authority, "CN=client");
-        using X509Certificate2 stranger = SelfSigned("CN=stranger", isAuthority: false);
+        using X509Certificate2 server = TestCertificates.SelfSigned("CN=pool", isAuthority: false);
+        using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+        using X509Certificate2 member = TestCertificates.IssuedBy(authority, "CN=client");
+        using X509Certificate2 stranger = TestCertificates.SelfSigned("CN=stranger", isAuthority: false);
         await using PoolSystem system = await PoolSystem.StartAsync();
         await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(PoolOptions(system, o =>
         {
@@ -101,6 +100,113 @@ public sealed class WorkerPoolSecurityTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task DistParallel_PoolRegisteredWithoutTlsAndCallerTrustingACertificate_NotUsedAndTokenNotSent()
+    {
+        // Whoever registers a pool chooses its tls flag; a client that trusts a certificate must not believe it.
+        using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        await using WorkerPoolHost impostor = await WorkerPoolHost.StartAsync(PoolOptions(system, o => o.Token = "secret"));
+        CspNode client = await system.NodeAsync("client", o =>
+        {
+            o.WorkerPoolTrustedCertificate = authority;
+            o.WorkerPoolToken = "secret";
+        });
+        var run = new DistParallel([new StateJob(1)], client);
+
+        await run.RunAsync();
+
+        Assert.False(impostor.Uri.Scheme == "https");
+        Assert.Equal(0, run.RanRemotely);
+        Assert.Equal(1, run.RanLocally);
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task DistParallel_PoolCertificateFromTheTrustedAuthorityForAnotherHost_NotUsed()
+    {
+        using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+        using X509Certificate2 elsewhere = TestCertificates.IssuedBy(authority, "CN=other", TestCertificates.ServerUse, hostName: "other.example");
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(PoolOptions(system, o =>
+        {
+            o.Certificate = elsewhere;
+            o.Token = "secret";
+        }));
+        CspNode client = await system.NodeAsync("client", o =>
+        {
+            o.WorkerPoolTrustedCertificate = authority;
+            o.WorkerPoolToken = "secret";
+        });
+        var run = new DistParallel([new StateJob(1)], client);
+
+        await run.RunAsync();
+
+        Assert.Equal(0, run.RanRemotely);
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task DistParallel_PoolCertificateFromTheTrustedAuthorityForItsAddress_RunsRemotely()
+    {
+        using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+        using X509Certificate2 server = TestCertificates.IssuedBy(authority, "CN=pool", TestCertificates.ServerUse);
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(PoolOptions(system, o => o.Certificate = server));
+        CspNode client = await system.NodeAsync("client", o => o.WorkerPoolTrustedCertificate = authority);
+        var run = new DistParallel([new StateJob(1)], client);
+
+        await run.RunAsync();
+
+        Assert.Equal(1, run.RanRemotely);
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task DistParallel_MutualTlsWithAServerCertificateAsClientCertificate_Refused()
+    {
+        using X509Certificate2 server = TestCertificates.SelfSigned("CN=pool", isAuthority: false);
+        using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+        using X509Certificate2 serverOnly = TestCertificates.IssuedBy(authority, "CN=some server", TestCertificates.ServerUse);
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(PoolOptions(system, o =>
+        {
+            o.Certificate = server;
+            o.ClientCertificateAuthority = authority;
+        }));
+        CspNode client = await system.NodeAsync("client", o =>
+        {
+            o.WorkerPoolTrustedCertificate = server;
+            o.WorkerPoolClientCertificate = serverOnly;
+        });
+        var run = new DistParallel([new StateJob(1)], client);
+
+        var e = await Assert.ThrowsAsync<UnauthorizedAccessException>(() => run.RunAsync());
+
+        Assert.Contains("client authentication", e.Message, StringComparison.Ordinal);
+    }
+
+    [NonLoopbackFact(Timeout = Timeout)]
+    public async Task DistParallel_PoolOnAnotherMachineOverPlainHttp_NothingIsSentToIt()
+    {
+        IPAddress outside = TestNetwork.NonLoopbackAddress()!;
+        using var listener = new System.Net.Sockets.TcpListener(outside, 0);
+        listener.Start();
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        CspNet.NameServer.NameLease lease = await system.Host.Registry.OpenLeaseAsync(new Remote.NameServer.LinkEndpoint("127.0.0.1", 1), "stranger");
+        await system.Host.Registry.RegisterPoolAsync(lease.Id, new Remote.NameServer.WorkerPoolEntry
+        {
+            Name = "stranger",
+            Endpoint = new Remote.NameServer.LinkEndpoint(outside.ToString(), ((IPEndPoint)listener.LocalEndpoint).Port),
+            Workers = 4,
+            FreeWorkers = 4,
+        });
+        CspNode client = await system.NodeAsync("client", o => o.WorkerPoolToken = "secret");
+        var run = new DistParallel([new StateJob(1)], client);
+
+        await run.RunAsync();
+
+        Assert.Equal(1, run.RanLocally);
+        Assert.False(listener.Pending(), "The client connected to a pool it would have sent its token to in clear text.");
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task NameServerRestart_PoolRegistersAgainAtItsNextRenewal()
     {
         await using PoolSystem system = await PoolSystem.StartAsync();
@@ -121,40 +227,6 @@ public sealed class WorkerPoolSecurityTests
         var options = new WorkerPoolOptions { Name = "pool", Workers = 1, NameServer = system.Host.Uri, PeerTimeout = PoolSystem.PeerTimeout };
         configure?.Invoke(options);
         return options;
-    }
-
-    private static X509Certificate2 SelfSigned(string subject, bool isAuthority)
-    {
-        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        CertificateRequest request = Request(subject, key, isAuthority);
-        using X509Certificate2 made = request.CreateSelfSigned(DateTimeOffset.UtcNow.AddMinutes(-5), DateTimeOffset.UtcNow.AddHours(1));
-
-        // A PKCS#12 round trip: on Linux, a TLS server needs the key in a form SslStream can use.
-        return X509CertificateLoader.LoadPkcs12(made.Export(X509ContentType.Pkcs12), null);
-    }
-
-    private static X509Certificate2 IssuedBy(X509Certificate2 authority, string subject)
-    {
-        using var key = ECDsa.Create(ECCurve.NamedCurves.nistP256);
-        CertificateRequest request = Request(subject, key, isAuthority: false);
-        request.CertificateExtensions.Add(new X509EnhancedKeyUsageExtension([new Oid("1.3.6.1.5.5.7.3.2")], false));
-        using X509Certificate2 issued = request.Create(authority, DateTimeOffset.UtcNow.AddMinutes(-5), DateTimeOffset.UtcNow.AddMinutes(50), RandomNumberGenerator.GetBytes(8));
-        using X509Certificate2 withKey = issued.CopyWithPrivateKey(key);
-        return X509CertificateLoader.LoadPkcs12(withKey.Export(X509ContentType.Pkcs12), null);
-    }
-
-    private static CertificateRequest Request(string subject, ECDsa key, bool isAuthority)
-    {
-        var request = new CertificateRequest(subject, key, HashAlgorithmName.SHA256);
-        request.CertificateExtensions.Add(new X509BasicConstraintsExtension(isAuthority, false, 0, isAuthority));
-        if (!isAuthority)
-        {
-            var names = new SubjectAlternativeNameBuilder();
-            names.AddIpAddress(IPAddress.Loopback);
-            request.CertificateExtensions.Add(names.Build());
-        }
-
-        return request;
     }
 
     /// <summary>The real packer, with the job or the image changed on the way, as an attacker on the path would.</summary>

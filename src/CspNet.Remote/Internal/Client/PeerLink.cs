@@ -48,7 +48,16 @@ internal sealed partial class PeerLink : IAsyncDisposable
     {
         _node = node;
         Target = $"{host}:{port}";
-        _channel = NodeTransport.CreateChannel(node.Options, NodeTransport.PeerAddress(node.Options, host, port));
+        // A program with the cluster's certificates dials every program over TLS (they all serve
+        // it); otherwise the cluster key may only travel to this machine.
+        Uri address = NodeTransport.PeerAddress(node.Options, host, port);
+        if (!Security.Certificates.MayCarrySecrets(address))
+        {
+            throw new InvalidOperationException(
+                $"The program at {Target} is on another machine and the link is not encrypted: the cluster key would travel in clear text. Give every program CspNodeOptions.Certificate and CspNodeOptions.TrustedCertificate (docs/DEPLOYING.md).");
+        }
+
+        _channel = NodeTransport.CreateChannel(node.Options, address);
         // The Link method with this program's marshallers (pooled receive buffers), not the generated client's.
         _call = _channel.CreateCallInvoker().AsyncDuplexStreamingCall(
             LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));

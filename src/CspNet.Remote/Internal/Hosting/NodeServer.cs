@@ -1,10 +1,10 @@
 using System;
 using System.Linq;
 using System.Net;
-using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Security;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Connections;
@@ -52,15 +52,17 @@ internal sealed class NodeServer : IAsyncDisposable
             kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen =>
             {
                 listen.Protocols = HttpProtocols.Http2;
-                if (options.UsesTls)
+                if (options.Certificate is { } certificate)
                 {
-                    // Mutual TLS: only programs with a certificate from the cluster's authority get in.
-                    X509Certificate2 authority = options.TrustedCertificate!;
                     listen.UseHttps(https =>
                     {
-                        https.ServerCertificate = options.Certificate;
-                        https.ClientCertificateMode = ClientCertificateMode.RequireCertificate;
-                        https.ClientCertificateValidation = (certificate, _, _) => ClusterTls.IsValidClient(certificate, authority);
+                        https.ServerCertificate = certificate;
+                        if (options.TrustedCertificate is { } authority)
+                        {
+                            // Mutual TLS: only programs with a certificate from the cluster's authority get in.
+                            https.ClientCertificateMode = ClientCertificateMode.RequireCertificate;
+                            https.ClientCertificateValidation = (presented, _, _) => Certificates.IsValidClient(presented, authority);
+                        }
                     });
                 }
             });

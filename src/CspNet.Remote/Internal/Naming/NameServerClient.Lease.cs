@@ -121,12 +121,12 @@ internal sealed partial class NameServerClient
 
         _ttl = TimeToLive(reply.TtlMs);
         _leaseId = reply.LeaseId;
-        LogLeaseOpened(_logger, reply.LeaseId, NameServer, _ttl);
+        LogLeaseOpened(_logger, Incarnations.Of(reply.LeaseId), NameServer, _ttl);
     }
 
     private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
     {
-        LogLeaseLost(_logger, Incarnation, NameServer, _registered.Count);
+        LogLeaseLost(_logger, PublicIncarnation, NameServer, _registered.Count);
         await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
         await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
     }
@@ -173,11 +173,11 @@ internal sealed partial class NameServerClient
         }
     }
 
-    [LoggerMessage(20, LogLevel.Information, "Lease {LeaseId} opened at the NameServer {NameServer} (time to live {Ttl})")]
-    private static partial void LogLeaseOpened(ILogger logger, string leaseId, Uri nameServer, TimeSpan ttl);
+    [LoggerMessage(20, LogLevel.Information, "Lease of incarnation {Incarnation} opened at the NameServer {NameServer} (time to live {Ttl})")]
+    private static partial void LogLeaseOpened(ILogger logger, string incarnation, Uri nameServer, TimeSpan ttl);
 
-    [LoggerMessage(21, LogLevel.Warning, "Lease {LeaseId} is gone at the NameServer {NameServer} (restarted, or the lease expired); opening a new one and registering {NameCount} names again")]
-    private static partial void LogLeaseLost(ILogger logger, string leaseId, Uri nameServer, int nameCount);
+    [LoggerMessage(21, LogLevel.Warning, "Lease of incarnation {Incarnation} is gone at the NameServer {NameServer} (restarted, or the lease expired); opening a new one and registering {NameCount} names again")]
+    private static partial void LogLeaseLost(ILogger logger, string incarnation, Uri nameServer, int nameCount);
 
     [LoggerMessage(22, LogLevel.Warning, "The name '{Name}' could not be registered again: {Detail}")]
     private static partial void LogNameLost(ILogger logger, string name, string detail);

@@ -93,17 +93,21 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             KeepAlivePingDelay = _options.CallTimeout,
             KeepAlivePingTimeout = _options.CallTimeout,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
+            SslOptions = _options.TrustedCertificate is { } trusted
+                ? Security.Certificates.ClientOptions(trusted, _options.Certificate)
+                : new System.Net.Security.SslClientAuthenticationOptions(),
         };
-        if (handler is SocketsHttpHandler sockets && address.Scheme == Uri.UriSchemeHttps && _options.TrustedCertificate is { } authority)
+
+        // No key configured: this user's own, as the NameServer's default is.
+        string key = Security.ClusterKeys.Effective(_options.ClusterKey);
+        if (!Security.Certificates.MayCarrySecrets(address))
         {
-            sockets.SslOptions = ClusterTls.ClientOptions(authority, _options.Certificate);
+            throw new ArgumentException(
+                $"The NameServer {address} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
+                nameof(address));
         }
 
-        if (_options.ClusterKey is { Length: > 0 } key)
-        {
-            handler = new ClusterKeyHandler(key, handler);
-        }
-
+        handler = new ClusterKeyHandler(key, handler);
         var channel = GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,

@@ -45,6 +45,9 @@ internal static class NodeTransport
             KeepAlivePingTimeout = half,
             KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
             ConnectTimeout = options.PeerTimeout,
+            SslOptions = options.TrustedCertificate is { } trusted
+                ? Security.Certificates.ClientOptions(trusted, options.Certificate)
+                : new System.Net.Security.SslClientAuthenticationOptions(),
         };
     }
 
@@ -57,11 +60,6 @@ internal static class NodeTransport
         handler.InitialHttp2StreamWindowSize = WindowSize;
         handler.EnableMultipleHttp2Connections = true;
         handler.PooledConnectionIdleTimeout = System.Threading.Timeout.InfiniteTimeSpan;
-        if (options.UsesTls)
-        {
-            handler.SslOptions = ClusterTls.ClientOptions(options.TrustedCertificate!, options.Certificate);
-        }
-
         return GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
@@ -71,9 +69,9 @@ internal static class NodeTransport
         });
     }
 
-    /// <summary>The address of a peer's endpoint: https when the system speaks TLS.</summary>
+    /// <summary>The address of a peer's endpoint: https when this program trusts a cluster authority (every program then serves TLS).</summary>
     internal static Uri PeerAddress(CspNodeOptions options, string host, int port) =>
-        new($"{(options.UsesTls ? "https" : "http")}://{FormatHost(host)}:{port}");
+        new($"{(options.TrustedCertificate is null ? "http" : "https")}://{FormatHost(host)}:{port}");
 
     private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
 

@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Concurrent;
-using CspNet.Remote.NameServer;
 using Grpc.Net.Client;
 
 namespace CspNet.Remote.Internal.Workers;
@@ -16,8 +15,9 @@ internal sealed class PoolChannels(CspNodeOptions options) : IDisposable
 
     internal CspNodeOptions Options => options;
 
-    internal GrpcChannel Get(WorkerPoolEntry pool) =>
-        _channels.GetOrAdd(pool.Uri, static (_, state) => new Lazy<GrpcChannel>(() => PoolConnection.CreateChannel(state.pool, state.options)), (pool, options)).Value;
+    /// <summary>The channel to <paramref name="address"/> (from <see cref="PoolConnection.DialAddress"/>).</summary>
+    internal GrpcChannel Get(Uri address) =>
+        _channels.GetOrAdd(address, static (address, options) => new Lazy<GrpcChannel>(() => PoolConnection.CreateChannel(address, options)), options).Value;
 
     public void Dispose()
     {

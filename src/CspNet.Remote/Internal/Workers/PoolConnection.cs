@@ -78,10 +78,23 @@ internal sealed partial class PoolConnection : IAsyncDisposable
     internal static async Task<PoolConnection?> ReserveAsync(WorkerPoolEntry pool, int wanted, PoolChannels channels, string label, IProcessShipper shipper, ILogger logger, CancellationToken cancellationToken)
     {
         CspNodeOptions options = channels.Options;
-        GrpcChannel channel = channels.Get(pool);
-        Metadata? headers = options.WorkerPoolToken is { Length: > 0 } token
-            ? new Metadata { { WorkerProtocol.AuthorizationHeader, "Bearer " + token } }
-            : null;
+        Uri address = DialAddress(pool, options);
+        if (!Security.Certificates.MayCarrySecrets(address))
+        {
+            // The token, the process state and the code would travel in clear text to another machine.
+            LogRefusedInClear(logger, pool.Name, address);
+            return null;
+        }
+
+        GrpcChannel channel = channels.Get(address);
+        // Secrets go only where they may (above): the token when the pool asks for one, and the
+        // cluster key, the credential of a pool that has neither a token nor client certificates.
+        var headers = new Metadata { { NodeTransport.ClusterKeyHeader, options.ClusterKey! } };
+        if (options.WorkerPoolToken is { Length: > 0 } token)
+        {
+            headers.Add(WorkerProtocol.AuthorizationHeader, "Bearer " + token);
+        }
+
         AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call = new Proto.WorkerPool.WorkerPoolClient(channel).Run(headers, cancellationToken: CancellationToken.None);
         var connection = new PoolConnection(pool, channel, call, shipper, logger);
         try
@@ -125,6 +138,12 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         {
             await connection.DisposeAsync().ConfigureAwait(false);
             throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused this program: {e.Status.Detail}", e);
+        }
+        catch (Exception e) when (e is RpcException or HttpRequestException && FailedHandshake(e) && !cancellationToken.IsCancellationRequested)
+        {
+            // Not the pool this program trusts (no certificate, another authority's, another host's):
+            // nothing was sent to it, and it is not used.
+            LogImpostor(logger, connection.PoolLabel, e.Message);
         }
         catch (Exception e) when (e is RpcException or OperationCanceledException or HttpRequestException && !cancellationToken.IsCancellationRequested)
         {
@@ -225,24 +244,32 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         return bound < TimeSpan.FromSeconds(30) ? TimeSpan.FromSeconds(30) : bound;
     }
 
-    internal static GrpcChannel CreateChannel(WorkerPoolEntry pool, CspNodeOptions options)
+    /// <summary>
+    /// Where to dial <paramref name="pool"/>. A program that trusts a certificate speaks TLS to every
+    /// pool, whatever the registration says: the <c>tls</c> flag comes from whoever registered the
+    /// pool, so the pool is pinned by the certificate it must present, not by what it advertises.
+    /// </summary>
+    internal static Uri DialAddress(WorkerPoolEntry pool, CspNodeOptions options) =>
+        pool.Tls || options.WorkerPoolTrustedCertificate is not null
+            ? new UriBuilder(Uri.UriSchemeHttps, pool.Endpoint.Host, pool.Endpoint.Port).Uri
+            : pool.Uri;
+
+    internal static GrpcChannel CreateChannel(Uri address, CspNodeOptions options)
     {
         // A pool whose machine vanishes is noticed within about PeerTimeout; one that exits, at once.
 #pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
         SocketsHttpHandler handler = NodeTransport.NewHandler(options);
 #pragma warning restore CA2000
-        if (pool.Tls)
+        if (address.Scheme == Uri.UriSchemeHttps)
         {
             handler.SslOptions = new SslClientAuthenticationOptions
             {
                 ClientCertificates = options.WorkerPoolClientCertificate is { } mine ? new X509CertificateCollection { mine } : null,
-                RemoteCertificateValidationCallback = options.WorkerPoolTrustedCertificate is { } trusted
-                    ? (_, certificate, _, errors) => certificate is not null && ChainsTo(certificate, trusted)
-                    : null,
+                RemoteCertificateValidationCallback = options.WorkerPoolTrustedCertificate is { } trusted ? Security.Certificates.ServerValidator(trusted) : null,
             };
         }
 
-        return GrpcChannel.ForAddress(pool.Uri, new GrpcChannelOptions
+        return GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
             DisposeHttpClient = true,
@@ -251,12 +278,17 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         });
     }
 
-    private static bool ChainsTo(X509Certificate certificate, X509Certificate2 trusted)
+    private static bool FailedHandshake(Exception e)
     {
-        using var presented = X509CertificateLoader.LoadCertificate(certificate.GetRawCertData());
+        for (Exception? inner = e; inner is not null; inner = inner.InnerException)
+        {
+            if (inner is System.Security.Authentication.AuthenticationException)
+            {
+                return true;
+            }
+        }
 
-        // The trusted certificate is the pool's own (self-signed) or the authority that issued it.
-        return presented.RawDataMemory.Span.SequenceEqual(trusted.RawDataMemory.Span) || ClientCertificates.ChainsTo(presented, trusted);
+        return false;
     }
 
     private async Task SendAsync(Proto.ClientFrame frame)
@@ -422,6 +454,12 @@ internal sealed partial class PoolConnection : IAsyncDisposable
 
     [LoggerMessage(133, LogLevel.Debug, "Sent assembly {Assembly} ({Bytes} bytes) to the worker pool {Pool}")]
     private static partial void LogImageSent(ILogger logger, string assembly, int bytes, string pool);
+
+    [LoggerMessage(135, LogLevel.Warning, "Worker pool '{Pool}' at {Address} is not used: it would receive this program's token and processes in clear text; give the pool a certificate and this program WorkerPoolTrustedCertificate")]
+    private static partial void LogRefusedInClear(ILogger logger, string pool, Uri address);
+
+    [LoggerMessage(136, LogLevel.Warning, "Worker pool {Pool} is not used: it did not prove it is a pool this program trusts (WorkerPoolTrustedCertificate): {Message}")]
+    private static partial void LogImpostor(ILogger logger, string pool, string message);
 
     [LoggerMessage(134, LogLevel.Warning, "Sending assemblies to the worker pool {Pool} failed: {Message}")]
     private static partial void LogImageFailed(ILogger logger, string pool, string message);

@@ -51,9 +51,13 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
         _free = options.Workers;
         LoggerFactory = options.LoggerFactory ?? loggerFactory ?? NullLoggerFactory.Instance;
         Logger = LoggerFactory.CreateLogger("CspNet.Remote.Workers.WorkerPool");
+        ClusterKey = Security.ClusterKeys.Effective(options.ClusterKey);
     }
 
     internal WorkerPoolOptions Options => _options;
+
+    /// <summary>The key callers present when the pool has neither a token nor client certificates: the configured cluster key, else the pool user's own.</summary>
+    internal string ClusterKey { get; }
 
     internal IShippedCode Code { get; }
 
@@ -129,15 +133,12 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
                     Address = _options.Address,
                     AdvertisedHost = _options.AdvertisedHost,
                     NameServer = _options.NameServer,
-                    ClusterKey = _options.ClusterKey,
+                    ClusterKey = ClusterKey,
+                    Certificate = _options.Certificate,
+                    TrustedCertificate = _options.TrustedCertificate,
                     PeerTimeout = _options.PeerTimeout,
                     LoggerFactory = LoggerFactory,
                     ProgramLabel = "workerpool " + Name,
-
-                    // Shipped processes link to other programs like any program: over TLS with the
-                    // pool's certificate when the cluster's authority is the one it trusts.
-                    Certificate = _options.ClientCertificateAuthority is null ? null : _options.Certificate,
-                    TrustedCertificate = _options.Certificate is null ? null : _options.ClientCertificateAuthority,
                 },
                 cancellationToken).ConfigureAwait(false);
             _node = node;

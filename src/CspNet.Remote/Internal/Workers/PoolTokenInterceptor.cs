@@ -19,15 +19,22 @@ internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : CallerChe
         if (pool.Options.ClientCertificateAuthority is { } authority)
         {
             System.Security.Cryptography.X509Certificates.X509Certificate2? certificate = context.GetHttpContext().Connection.ClientCertificate;
-            if (certificate is null || !ClientCertificates.ChainsTo(certificate, authority))
+            if (certificate is null || !Security.Certificates.ChainsTo(certificate, authority, Security.Certificates.ClientAuthentication))
             {
-                LogRefused(pool.Logger, context.Method, context.Peer, certificate is null ? "no client certificate" : "a client certificate from another authority");
-                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a client certificate issued by its authority (CspNodeOptions.WorkerPoolClientCertificate)."));
+                LogRefused(pool.Logger, context.Method, context.Peer, certificate is null ? "no client certificate" : "a client certificate not issued by its authority for client authentication");
+                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires a client certificate issued by its authority for client authentication (CspNodeOptions.WorkerPoolClientCertificate; a server certificate is not one)."));
             }
         }
 
         if (pool.Options.Token is not { Length: > 0 } token)
         {
+            if (pool.Options.ClientCertificateAuthority is null && !NodeTransport.KeyMatches(pool.ClusterKey, context.RequestHeaders.GetValue(NodeTransport.ClusterKeyHeader)))
+            {
+                // No token and no certificates: the pool's cluster key (by default, its user's) is the credential.
+                LogRefused(pool.Logger, context.Method, context.Peer, "no cluster key or another one");
+                throw new RpcException(new Status(StatusCode.Unauthenticated, "This worker pool requires the cluster key (CspNodeOptions.ClusterKey; by default, the key of the user that runs the pool)."));
+            }
+
             return;
         }
 
