@@ -25,6 +25,17 @@ internal static class Program
             return Probe.RunAsync(method, int.Parse(size, CultureInfo.InvariantCulture), rest is [string s] ? double.Parse(s, CultureInfo.InvariantCulture) : 4).GetAwaiter().GetResult();
         }
 
+        // "crossproc" runs writer and reader as separate programs (CrossProcess.cs); "crossproc-serve" is its reader.
+        if (args is [CrossProcess.Name, ..])
+        {
+            return CrossProcess.RunAsync(args).GetAwaiter().GetResult();
+        }
+
+        if (args is [CrossProcess.ServeName, string kind])
+        {
+            return CrossProcess.ServeAsync(kind).GetAwaiter().GetResult();
+        }
+
         // "--gc default" runs the job with the runtime's GC settings instead of the large-value ones
         // (RemoteBenchmarkConfig.LargeValueGc); the option is ours, so BenchmarkDotNet never sees it.
         int gc = Array.IndexOf(args, "--gc");

@@ -29,22 +29,38 @@ internal sealed class RawGrpc : IAsyncDisposable
     // The largest benchmark value (4 MB) in one message, plus room for framing.
     private const int MessageLimit = 8 << 20;
 
-    private readonly WebApplication _server;
+    private readonly WebApplication? _server;
     private readonly GrpcChannel _channel;
     private readonly AsyncDuplexStreamingCall<Value, Ack> _call;
-    private readonly PullStreams _pullServer;
+    private readonly PullStreams? _pullServer;
     private AsyncDuplexStreamingCall<Ack, Value>? _pull;
     private Task? _pullReceiver;
 
-    private RawGrpc(WebApplication server, GrpcChannel channel, AsyncDuplexStreamingCall<Value, Ack> call)
+    private RawGrpc(WebApplication? server, GrpcChannel channel, AsyncDuplexStreamingCall<Value, Ack> call)
     {
         _server = server;
         _channel = channel;
         _call = call;
-        _pullServer = server.Services.GetRequiredService<PullStreams>();
+        _pullServer = server?.Services.GetRequiredService<PullStreams>();
     }
 
+    /// <summary>Starts the server and connects a client in this process.</summary>
     internal static async Task<RawGrpc> StartAsync()
+    {
+        (WebApplication server, string address) = await StartServerAsync();
+        GrpcChannel channel = OpenChannel(address);
+        return new RawGrpc(server, channel, new RawBench.RawBenchClient(channel).Exchange());
+    }
+
+    /// <summary>Connects a client to a server another program started (<see cref="StartServerAsync"/>); it cannot <see cref="PushAsync"/>.</summary>
+    internal static RawGrpc Connect(string address)
+    {
+        GrpcChannel channel = OpenChannel(address);
+        return new RawGrpc(null, channel, new RawBench.RawBenchClient(channel).Exchange());
+    }
+
+    /// <summary>Starts the server alone on 127.0.0.1 (port 0); returns it and its address.</summary>
+    internal static async Task<(WebApplication Server, string Address)> StartServerAsync()
     {
         WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ApplicationName = "CspNet.Remote.Benchmarks" });
         builder.Logging.ClearProviders();
@@ -67,7 +83,11 @@ internal sealed class RawGrpc : IAsyncDisposable
         server.MapGrpcService<RawBenchService>();
         await server.StartAsync();
 
-        string address = server.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
+        return (server, server.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First());
+    }
+
+    private static GrpcChannel OpenChannel(string address)
+    {
 #pragma warning disable CA2000 // The channel owns and disposes the handler (DisposeHttpClient).
         var handler = new SocketsHttpHandler
         {
@@ -75,15 +95,13 @@ internal sealed class RawGrpc : IAsyncDisposable
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
         };
 #pragma warning restore CA2000
-        GrpcChannel channel = GrpcChannel.ForAddress(address, new GrpcChannelOptions
+        return GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
             DisposeHttpClient = true,
             MaxReceiveMessageSize = MessageLimit,
             MaxSendMessageSize = MessageLimit,
         });
-        AsyncDuplexStreamingCall<Value, Ack> call = new RawBench.RawBenchClient(channel).Exchange();
-        return new RawGrpc(server, channel, call);
     }
 
     /// <summary>Sends one value; the server answers it with an <see cref="Ack"/> if <paramref name="ack"/>.</summary>
@@ -113,7 +131,8 @@ internal sealed class RawGrpc : IAsyncDisposable
             _pullReceiver = ReceivePulledAsync(_pull);
         }
 
-        (IAsyncStreamReader<Ack> acks, IServerStreamWriter<Value> values) = await _pullServer.Opened.Task;
+        PullStreams pullServer = _pullServer ?? throw new InvalidOperationException("A client connected to another program's server cannot push.");
+        (IAsyncStreamReader<Ack> acks, IServerStreamWriter<Value> values) = await pullServer.Opened.Task;
         await values.WriteAsync(new Value { Data = UnsafeByteOperations.UnsafeWrap(value), Ack = true });
         if (!await acks.MoveNext(CancellationToken.None))
         {
@@ -136,7 +155,7 @@ internal sealed class RawGrpc : IAsyncDisposable
         if (_pull is not null)
         {
             await _pull.RequestStream.CompleteAsync();
-            _pullServer.Done.TrySetResult();
+            _pullServer!.Done.TrySetResult();
             await _pullReceiver!;
             _pull.Dispose();
         }
@@ -148,8 +167,11 @@ internal sealed class RawGrpc : IAsyncDisposable
 
         _call.Dispose();
         _channel.Dispose();
-        await _server.StopAsync();
-        await _server.DisposeAsync();
+        if (_server is not null)
+        {
+            await _server.StopAsync();
+            await _server.DisposeAsync();
+        }
     }
 
     /// <summary>Counts the values of the stream and answers each one that asks for an acknowledgement.</summary>

@@ -1,0 +1,370 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using CspNet.NameServer;
+using Microsoft.AspNetCore.Builder;
+
+namespace CspNet.Remote.Benchmarks;
+
+/// <summary>
+/// <c>crossproc [--warmup SECONDS] [--rounds N] [--round SECONDS]</c>: the writer and the reader as
+/// separate OS programs, as users run them. This program is the writer; for each transport it
+/// starts a reader program (this executable with <c>crossproc-serve KIND</c>, the large-value GC
+/// settings of <see cref="RemoteBenchmarkConfig.LargeValueGc"/> in its environment) and connects to
+/// it on 127.0.0.1:
+/// <list type="bullet">
+/// <item><c>named</c>: the reader program runs a NameServer and a CspNode that hosts, per size, an
+/// unbuffered One2One <c>byte[]</c> (a reader loop takes every value) and one with a
+/// <see cref="FifoBuffer{T}"/> of <see cref="NamedThroughput.BufferCapacity"/> values (a reader
+/// answers each burst of <see cref="NamedThroughput.Burst"/> with one value on a channel homed in
+/// the writer program).</item>
+/// <item><c>tcp</c>: <see cref="RawTcp.ServeAsync"/> on an accepted connection.</item>
+/// <item><c>grpc</c>: <see cref="RawGrpc.StartServerAsync"/>'s Kestrel server.</item>
+/// </list>
+/// Per size and per transport: warm-up, then rounds of at least <c>--round</c> seconds each; the
+/// figure is the median round. The transports of one size are measured one after the other, so
+/// every ratio compares figures of the same minute. A reader program ends when its standard input
+/// closes, so none outlives the writer.
+/// </summary>
+internal static class CrossProcess
+{
+    internal const string Name = "crossproc";
+
+    internal const string ServeName = "crossproc-serve";
+
+    private static readonly int[] SyncSizes = [1, 1 << 10, 64 << 10, 1 << 20, 4 << 20];
+
+    private static readonly int[] StreamSizes = [64 << 10, 1 << 20, 4 << 20];
+
+    private const string ReadyPrefix = "READY ";
+
+    internal static async Task<int> RunAsync(string[] args)
+    {
+        // The writer runs with the same GC settings as the readers: started without them, it starts itself again with them.
+        if (Environment.GetEnvironmentVariable(RemoteBenchmarkConfig.LargeValueGc[0].Name) is null)
+        {
+            using Process writer = Process.Start(StartInfo(args)) ?? throw new InvalidOperationException("The writer program did not start.");
+            await writer.WaitForExitAsync();
+            return writer.ExitCode;
+        }
+
+        double warmup = Option(args, "--warmup", 3), round = Option(args, "--round", 1);
+        int rounds = (int)Option(args, "--rounds", 5);
+        var sync = SyncSizes.ToDictionary(size => size, _ => new Dictionary<string, double>());
+        var stream = StreamSizes.ToDictionary(size => size, _ => new Dictionary<string, double>());
+
+        await using (Reader named = Reader.Start("named"))
+        await using (Reader tcp = Reader.Start("tcp"))
+        await using (Reader grpc = Reader.Start("grpc"))
+        {
+            await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = new Uri(await named.ReadyAsync()), ProgramLabel = "crossproc-writer" });
+            string[] tcpAddress = (await tcp.ReadyAsync()).Split(':');
+            await using RawTcp rawTcp = await RawTcp.ConnectAsync(new IPEndPoint(IPAddress.Parse(tcpAddress[0]), int.Parse(tcpAddress[1], CultureInfo.InvariantCulture)));
+            await using RawGrpc rawGrpc = RawGrpc.Connect(await grpc.ReadyAsync());
+            AltingChannelIn<byte[]> done = await writer.GetOne2OneInAsync<byte[]>("crossproc/done");
+
+            foreach (int size in SyncSizes)
+            {
+                byte[] value = NewValue(size);
+                IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
+                (string, Func<Task>)[] cases =
+                [
+                    ("named sync write", async () => await output.WriteAsync(value)),
+                    ("raw TCP write+ack", async () =>
+                    {
+                        await rawTcp.SendAsync(value, ack: true);
+                        await rawTcp.ReceiveAckAsync();
+                    }),
+                    ("raw gRPC write+ack", async () =>
+                    {
+                        await rawGrpc.SendAsync(value, ack: true);
+                        _ = await rawGrpc.ReceiveAckAsync();
+                    }),
+                ];
+                foreach ((string label, Func<Task> operation) in cases)
+                {
+                    sync[size][label] = await MeasureAsync(operation, 1, warmup, round, rounds);
+                    Console.Error.WriteLine(Invariant($"{label} {size} B: {sync[size][label]:F1} us"));
+                }
+            }
+
+            foreach (int size in StreamSizes)
+            {
+                byte[] value = NewValue(size);
+                IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture));
+                int burst = NamedThroughput.Burst;
+                (string, Func<Task>)[] cases =
+                [
+                    ("named buffered stream", async () =>
+                    {
+                        for (int i = 0; i < burst; i++)
+                        {
+                            await output.WriteAsync(value);
+                        }
+
+                        _ = await done.ReadAsync();
+                    }),
+                    ("raw TCP stream", async () =>
+                    {
+                        for (int i = 0; i < burst; i++)
+                        {
+                            await rawTcp.SendAsync(value, ack: i == burst - 1);
+                        }
+
+                        await rawTcp.ReceiveAckAsync();
+                    }),
+                    ("raw gRPC stream", async () =>
+                    {
+                        for (int i = 0; i < burst; i++)
+                        {
+                            await rawGrpc.SendAsync(value, ack: i == burst - 1);
+                        }
+
+                        _ = await rawGrpc.ReceiveAckAsync();
+                    }),
+                ];
+                foreach ((string label, Func<Task> operation) in cases)
+                {
+                    double microseconds = await MeasureAsync(operation, burst, warmup, round, rounds);
+                    stream[size][label] = size / microseconds; // bytes per µs = MB/s
+                    Console.Error.WriteLine(Invariant($"{label} {size} B: {stream[size][label]:F0} MB/s"));
+                }
+            }
+        }
+
+        Console.WriteLine(Invariant($"Two OS programs on 127.0.0.1; {warmup} s warm-up, median of {rounds} rounds of >= {round} s; load {File.ReadAllText("/proc/loadavg").Trim()}"));
+        Console.WriteLine();
+        Console.WriteLine("| value | named sync write | raw TCP write+ack | raw gRPC write+ack | named / raw TCP | named / raw gRPC |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|");
+        foreach ((int size, Dictionary<string, double> row) in sync)
+        {
+            double named = row["named sync write"], tcp = row["raw TCP write+ack"], grpc = row["raw gRPC write+ack"];
+            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N1} µs | {tcp:N1} µs | {grpc:N1} µs | {named / tcp:F2}x | {named / grpc:F2}x |"));
+        }
+
+        Console.WriteLine();
+        Console.WriteLine("| value | named buffered stream | raw TCP stream | raw gRPC stream | named / raw TCP | named / raw gRPC |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|");
+        foreach ((int size, Dictionary<string, double> row) in stream)
+        {
+            double named = row["named buffered stream"], tcp = row["raw TCP stream"], grpc = row["raw gRPC stream"];
+            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N0} MB/s | {tcp:N0} MB/s | {grpc:N0} MB/s | {named / tcp:F2}x | {named / grpc:F2}x |"));
+        }
+
+        return 0;
+    }
+
+    /// <summary>The reader program: serves one transport until its standard input closes.</summary>
+    internal static async Task<int> ServeAsync(string kind)
+    {
+        switch (kind)
+        {
+            case "named":
+                await using (NameServerHost nameServer = await NameServerHost.StartAsync())
+                await using (CspNode home = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = "crossproc-reader" }))
+                {
+                    using var stop = new CancellationTokenSource();
+                    var readers = new List<Task>();
+                    foreach (int size in SyncSizes)
+                    {
+                        AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
+                        readers.Add(NamedPair.ReadForeverAsync(input, stop.Token));
+                    }
+
+                    foreach (int size in StreamSizes)
+                    {
+                        AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(NamedThroughput.BufferCapacity));
+                        readers.Add(AnswerBurstsAsync(home, input, stop.Token));
+                    }
+
+                    Console.WriteLine(ReadyPrefix + nameServer.Uri);
+                    await WaitForStdinCloseAsync();
+                    await stop.CancelAsync();
+                    await Task.WhenAll(readers);
+                }
+
+                return 0;
+            case "tcp":
+                using (Socket listener = RawTcp.NewSocket())
+                {
+                    listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+                    listener.Listen(1);
+                    Console.WriteLine(ReadyPrefix + listener.LocalEndPoint);
+                    Task serving = Task.Run(async () =>
+                    {
+                        using Socket connection = await listener.AcceptAsync();
+                        await RawTcp.ServeAsync(connection);
+                    });
+                    await WaitForStdinCloseAsync();
+                    listener.Close();
+                    await serving.ContinueWith(_ => { }, TaskScheduler.Default);
+                }
+
+                return 0;
+            case "grpc":
+                (WebApplication server, string address) = await RawGrpc.StartServerAsync();
+                await using (server)
+                {
+                    Console.WriteLine(ReadyPrefix + address);
+                    await WaitForStdinCloseAsync();
+                    await server.StopAsync();
+                }
+
+                return 0;
+            default:
+                throw new ArgumentException($"{ServeName} takes named, tcp or grpc, not '{kind}'.", nameof(kind));
+        }
+    }
+
+    /// <summary>Reads bursts from the buffered channel; after each one, tells the writer program on its channel.</summary>
+    private static async Task AnswerBurstsAsync(CspNode home, AltingChannelIn<byte[]> input, CancellationToken stop)
+    {
+        IChannelOut<byte[]>? done = null;
+        byte[] answer = [1];
+        try
+        {
+            while (true)
+            {
+                for (int i = 0; i < NamedThroughput.Burst; i++)
+                {
+                    _ = await input.ReadAsync(stop);
+                }
+
+                done ??= await home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop);
+                await done.WriteAsync(answer, stop);
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+        catch (PoisonException)
+        {
+        }
+    }
+
+    private static Task WaitForStdinCloseAsync() => Task.Run(() =>
+    {
+        while (Console.In.ReadLine() is not null)
+        {
+        }
+    });
+
+    /// <summary>Runs <paramref name="operation"/> for the warm-up, then the rounds; returns the median round's µs per value.</summary>
+    private static async Task<double> MeasureAsync(Func<Task> operation, int valuesPerOperation, double warmup, double round, int rounds)
+    {
+        _ = await RunForAsync(operation, valuesPerOperation, warmup);
+        var figures = new List<double>();
+        for (int i = 0; i < rounds; i++)
+        {
+            figures.Add(await RunForAsync(operation, valuesPerOperation, round));
+        }
+
+        figures.Sort();
+        return figures[figures.Count / 2];
+    }
+
+    private static async Task<double> RunForAsync(Func<Task> operation, int valuesPerOperation, double seconds)
+    {
+        var time = Stopwatch.StartNew();
+        long operations = 0;
+        do
+        {
+            await operation();
+            operations++;
+        }
+        while (time.Elapsed.TotalSeconds < seconds);
+        return time.Elapsed.TotalMicroseconds / (operations * valuesPerOperation);
+    }
+
+    private static double Option(string[] args, string name, double fallback)
+    {
+        int at = Array.IndexOf(args, name);
+        return at >= 0 && at + 1 < args.Length ? double.Parse(args[at + 1], CultureInfo.InvariantCulture) : fallback;
+    }
+
+    private static byte[] NewValue(int size)
+    {
+        var value = new byte[size];
+        Random.Shared.NextBytes(value);
+        return value;
+    }
+
+    private static string Describe(int size) => size switch
+    {
+        >= 1 << 20 => Invariant($"{size >> 20} MB"),
+        >= 1 << 10 => Invariant($"{size >> 10} KB"),
+        _ => Invariant($"{size} B"),
+    };
+
+    private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+
+    /// <summary>This executable with <paramref name="args"/> and the large-value GC settings in its environment.</summary>
+    private static ProcessStartInfo StartInfo(string[] args)
+    {
+        string path = Environment.ProcessPath ?? throw new InvalidOperationException("The benchmark's executable path is unknown.");
+        var start = new ProcessStartInfo(path) { UseShellExecute = false };
+        if (Path.GetFileNameWithoutExtension(path) == "dotnet")
+        {
+            start.ArgumentList.Add(typeof(CrossProcess).Assembly.Location);
+        }
+
+        foreach (string arg in args)
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        foreach ((string name, string value) in RemoteBenchmarkConfig.LargeValueGc)
+        {
+            start.Environment[name] = value;
+        }
+
+        return start;
+    }
+
+    /// <summary>A reader program: this executable with <c>crossproc-serve KIND</c>; ended by closing its standard input.</summary>
+    private sealed class Reader : IAsyncDisposable
+    {
+        private readonly Process _process;
+
+        private Reader(Process process) => _process = process;
+
+        internal static Reader Start(string kind)
+        {
+            ProcessStartInfo start = StartInfo([ServeName, kind]);
+            start.RedirectStandardInput = true;
+            start.RedirectStandardOutput = true;
+            return new Reader(Process.Start(start) ?? throw new InvalidOperationException($"The {kind} reader program did not start."));
+        }
+
+        /// <summary>The address the reader printed once it serves.</summary>
+        internal async Task<string> ReadyAsync()
+        {
+            while (await _process.StandardOutput.ReadLineAsync() is string line)
+            {
+                if (line.StartsWith(ReadyPrefix, StringComparison.Ordinal))
+                {
+                    return line[ReadyPrefix.Length..];
+                }
+            }
+
+            throw new InvalidOperationException("A reader program ended before it served.");
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            _process.StandardInput.Close();
+            using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(10));
+            try
+            {
+                await _process.WaitForExitAsync(timeout.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                _process.Kill(entireProcessTree: true);
+            }
+
+            _process.Dispose();
+        }
+    }
+}
