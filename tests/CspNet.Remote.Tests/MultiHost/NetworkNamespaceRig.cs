@@ -70,6 +70,20 @@ internal sealed class NetworkNamespaceRig : IAsyncDisposable
     /// <summary>Plugs host <paramref name="host"/>'s cable back in.</summary>
     internal Task RestoreAsync(int host) => IpAsync("-n", Switch, "link", "set", SwitchPort(host), "up");
 
+    /// <summary>
+    /// Limits what host <paramref name="host"/> sends to <paramref name="rate"/> (tc's notation:
+    /// 1gbit, 10gbit) with a token bucket a hundredth of a second deep; null removes the limit.
+    /// </summary>
+    internal async Task LimitRateAsync(int host, string? rate)
+    {
+        await IpOutputAsync("netns", "exec", Namespace(host), "tc", "qdisc", "del", "dev", "eth0", "root");
+        if (rate is not null)
+        {
+            // A bucket smaller than what the rate sends between two timer ticks caps the rate below it.
+            await IpAsync("netns", "exec", Namespace(host), "tc", "qdisc", "add", "dev", "eth0", "root", "tbf", "rate", rate, "burst", "16mb", "latency", "50ms");
+        }
+    }
+
     /// <summary>A start of <paramref name="fileName"/> with <paramref name="arguments"/> inside host <paramref name="host"/>.</summary>
     internal ProcessStartInfo InHost(int host, string fileName, params string[] arguments)
     {

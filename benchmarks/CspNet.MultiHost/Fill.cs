@@ -1,0 +1,162 @@
+using System.Buffers.Binary;
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Security;
+using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
+using CspNet.Remote;
+
+namespace CspNet.MultiHost;
+
+/// <summary>
+/// How much of a link a buffered named channel fills, beside raw TCP (in clear and over TLS, as the
+/// channel is between hosts) over the same link: a writer on one host, a reader on another, the
+/// writer's side limited by <c>tc tbf</c> or not at all.
+/// </summary>
+internal static class Fill
+{
+    private const int Port = 5555;
+
+    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds)
+    {
+        await using Cluster cluster = await Cluster.CreateAsync(3);
+        await cluster.StartNameServerAsync(0);
+        Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after 1 s of warm-up; MB/s = 10^6 bytes/s");
+        Console.WriteLine("| link | value | named buffered channel (TLS) | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear |");
+        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
+        foreach (string rate in rates)
+        {
+            await cluster.Rig.LimitRateAsync(2, rate == "none" ? null : rate);
+            foreach (int size in sizes)
+            {
+                string text = size.ToString(CultureInfo.InvariantCulture);
+                string duration = seconds.ToString(CultureInfo.InvariantCulture);
+                string ns = cluster.NameServerUri(0).ToString();
+                double named = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", "fill" + text, "--size", text, "--seconds", duration],
+                    ["fill-write", "--nameserver", ns, "--name", "fill" + text, "--size", text]);
+                double tls = await PairAsync(cluster, ["tcp-read", "--tls", "--seconds", duration], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                double clear = await PairAsync(cluster, ["tcp-read", "--seconds", duration], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x |");
+            }
+        }
+
+        return 0;
+    }
+
+    /// <summary>Runs a reader on host 1 and a writer on host 2; the reader's MB/s.</summary>
+    private static async Task<double> PairAsync(Cluster cluster, string[] reader, string[] writer)
+    {
+        await using Child read = cluster.StartRole(1, reader[0], reader[1..]);
+        await read.WaitForAsync("ready", TimeSpan.FromMinutes(1));
+        await using Child write = cluster.StartRole(2, writer[0], writer[1..]);
+        string line = await read.WaitForAsync("fill ", TimeSpan.FromMinutes(2));
+        return double.Parse(line.Split(' ')[1], CultureInfo.InvariantCulture);
+    }
+
+    private static string Size(int bytes) => bytes >= 1 << 20 ? $"{bytes >> 20} MB" : bytes >= 1 << 10 ? $"{bytes >> 10} KB" : $"{bytes} B";
+
+    /// <summary>The reader of a buffered named channel: counts bytes for <paramref name="seconds"/> after a second of warm-up.</summary>
+    internal static async Task<int> NamedReadAsync(CspNodeOptions options, string name, int seconds)
+    {
+        await using CspNode node = await CspNode.StartAsync(options);
+        AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync(name, new FifoBuffer<byte[]>(8));
+        Console.WriteLine("ready");
+        return await MeasureAsync(seconds, async () => (await input.ReadAsync()).Length);
+    }
+
+    /// <summary>The writer: one value of <paramref name="size"/> bytes, written again and again.</summary>
+    internal static async Task<int> NamedWriteAsync(CspNodeOptions options, string name, int size)
+    {
+        await using CspNode node = await CspNode.StartAsync(options);
+        IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(name);
+        byte[] value = new byte[size];
+        Random.Shared.NextBytes(value);
+        while (true)
+        {
+            await output.WriteAsync(value);
+        }
+    }
+
+    /// <summary>
+    /// Raw TCP's reader: length-prefixed frames into one reused buffer (over TLS with the host's
+    /// certificate when <paramref name="tls"/> is set), counted as <see cref="NamedReadAsync"/> counts.
+    /// </summary>
+    internal static async Task<int> TcpReadAsync(string address, X509Certificate2? tls, int seconds)
+    {
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+        listener.ReceiveBufferSize = 8 << 20;
+        listener.Bind(new IPEndPoint(IPAddress.Parse(address), Port));
+        listener.Listen();
+        Console.WriteLine("ready");
+        using Socket socket = await listener.AcceptAsync();
+        socket.NoDelay = true;
+        Stream stream = new NetworkStream(socket, ownsSocket: false);
+        if (tls is not null)
+        {
+            var ssl = new SslStream(stream);
+            await ssl.AuthenticateAsServerAsync(tls);
+            stream = ssl;
+        }
+
+        byte[] header = new byte[4];
+        byte[] buffer = [];
+        return await MeasureAsync(seconds, async () =>
+        {
+            await stream.ReadExactlyAsync(header);
+            int length = BinaryPrimitives.ReadInt32LittleEndian(header);
+            if (buffer.Length < length)
+            {
+                buffer = new byte[length];
+            }
+
+            await stream.ReadExactlyAsync(buffer.AsMemory(0, length));
+            return length;
+        });
+    }
+
+    /// <summary>Raw TCP's writer: the same frame again and again, NoDelay, large socket buffers.</summary>
+    internal static async Task<int> TcpWriteAsync(string peer, X509Certificate2? authority, int size)
+    {
+        using var socket = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, SendBufferSize = 8 << 20 };
+        await socket.ConnectAsync(IPAddress.Parse(peer), Port);
+        Stream stream = new NetworkStream(socket, ownsSocket: false);
+        if (authority is not null)
+        {
+            // As the named channel checks it: the rig's authority alone, for the address dialled.
+            var policy = new X509ChainPolicy { TrustMode = X509ChainTrustMode.CustomRootTrust, RevocationMode = X509RevocationMode.NoCheck };
+            policy.CustomTrustStore.Add(authority);
+            var ssl = new SslStream(stream);
+            await ssl.AuthenticateAsClientAsync(new SslClientAuthenticationOptions { TargetHost = peer, CertificateChainPolicy = policy });
+            stream = ssl;
+        }
+
+        byte[] frame = new byte[4 + size];
+        BinaryPrimitives.WriteInt32LittleEndian(frame, size);
+        Random.Shared.NextBytes(frame.AsSpan(4));
+        while (true)
+        {
+            await stream.WriteAsync(frame);
+        }
+    }
+
+    private static async Task<int> MeasureAsync(int seconds, Func<Task<int>> receive)
+    {
+        long warmUpEnd = Stopwatch.GetTimestamp() + Stopwatch.Frequency;
+        while (Stopwatch.GetTimestamp() < warmUpEnd)
+        {
+            await receive();
+        }
+
+        long bytes = 0;
+        long start = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(start).TotalSeconds < seconds)
+        {
+            bytes += await receive();
+        }
+
+        Console.WriteLine($"fill {bytes / Stopwatch.GetElapsedTime(start).TotalSeconds / 1e6:0.0}");
+        return 0;
+    }
+}

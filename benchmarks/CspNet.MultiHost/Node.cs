@@ -1,0 +1,121 @@
+using System.Diagnostics;
+using System.Globalization;
+using CspNet.Remote;
+
+namespace CspNet.MultiHost;
+
+/// <summary>
+/// One program of the scale run, on a host of the rig: it answers the harness's commands on its
+/// input (register, resolve, traffic, recover, soak, quit), each with one line of figures.
+/// </summary>
+internal static class Node
+{
+    internal static async Task<int> RunAsync(CspNodeOptions options, Uri? replica, int index, int programs, int names, int values)
+    {
+        options.ProgramLabel = $"scale-{index}";
+        options.NameServerTimeout = TimeSpan.FromSeconds(30);
+        if (replica is not null)
+        {
+            options.NameServerReplicas.Add(replica);
+        }
+
+        await using CspNode node = await CspNode.StartAsync(options);
+        Console.WriteLine("ready");
+        var inputs = new List<AltingChannelIn<int>>();
+        var outputs = new List<IChannelOut<int>>();
+        while (await Console.In.ReadLineAsync() is { } command)
+        {
+            string[] words = command.Split(' ');
+            switch (words[0])
+            {
+                case "register":
+                    Console.WriteLine("registered " + await TimeEachAsync(names, async k => inputs.Add(await node.GetOne2OneInAsync<int>($"n{index}.{k}"))));
+                    break;
+                case "resolve":
+                    Console.WriteLine("resolved " + await TimeEachAsync(names, async k => outputs.Add(await node.GetOne2OneOutAsync<int>($"n{(index + 1) % programs}.{k}"))));
+                    break;
+                case "traffic":
+                    Console.WriteLine("traffic " + await TrafficAsync(inputs, outputs, values, TimeSpan.Zero));
+                    break;
+                case "soak":
+                    Console.WriteLine("soak " + await TrafficAsync(inputs, outputs, int.MaxValue, TimeSpan.FromSeconds(double.Parse(words[1], CultureInfo.InvariantCulture))));
+                    break;
+                case "recover":
+                {
+                    // The harness has just killed the NameServer in use: how long until this
+                    // program can register a name again (through the replica).
+                    long start = Stopwatch.GetTimestamp();
+                    await node.GetOne2OneInAsync<int>($"r{index}.{words[1]}");
+                    Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0}");
+                    break;
+                }
+
+                case "quit":
+                    return 0;
+            }
+        }
+
+        return 0;
+    }
+
+    /// <summary>Runs <paramref name="step"/> for 0..count-1 in turn; the latencies in microseconds, comma-separated.</summary>
+    private static async Task<string> TimeEachAsync(int count, Func<int, Task> step)
+    {
+        var micros = new string[count];
+        for (int k = 0; k < count; k++)
+        {
+            long start = Stopwatch.GetTimestamp();
+            await step(k);
+            micros[k] = Stopwatch.GetElapsedTime(start).TotalMicroseconds.ToString("0", CultureInfo.InvariantCulture);
+        }
+
+        return string.Join(',', micros);
+    }
+
+    /// <summary>
+    /// Writes 0, 1, 2... on every output and reads every input, each checking that it gets the
+    /// next value (nothing lost, duplicated or reordered), for <paramref name="count"/> values or
+    /// until <paramref name="duration"/> has passed; "ok VALUES MS RSS_MB" or "failed ...".
+    /// </summary>
+    private static async Task<string> TrafficAsync(List<AltingChannelIn<int>> inputs, List<IChannelOut<int>> outputs, int count, TimeSpan duration)
+    {
+        long start = Stopwatch.GetTimestamp();
+        bool Done(int i) => i >= count || (duration > TimeSpan.Zero && Stopwatch.GetElapsedTime(start) >= duration);
+        long moved = 0;
+        string? error = null;
+
+        // A writer sends -1 when it stops, so its reader knows where the sequence ends.
+        IEnumerable<Task> writers = outputs.Select(output => Task.Run(async () =>
+        {
+            for (int i = 0; !Done(i); i++)
+            {
+                await output.WriteAsync(i);
+            }
+
+            await output.WriteAsync(-1);
+        }));
+        IEnumerable<Task> readers = inputs.Select(input => Task.Run(async () =>
+        {
+            for (int expected = 0; ; expected++)
+            {
+                int value = await input.ReadAsync();
+                if (value == -1)
+                {
+                    return;
+                }
+
+                if (value != expected)
+                {
+                    error = $"value {value} where {expected} was next";
+                }
+
+                Interlocked.Increment(ref moved);
+            }
+        }));
+        await Task.WhenAll(writers.Concat(readers));
+        long rss = Environment.WorkingSet >> 20;
+        return error is null
+            ? $"ok {moved} {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0} {rss}"
+            : "failed " + error;
+    }
+}
