@@ -8,7 +8,9 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using System.Linq;
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using CspNet.NameServer.Etcd;
 using CspNet.NameServer;
 using CspNet.Services;
@@ -28,9 +30,12 @@ const string Help = """
     Usage: cspnet-nameserver [options]
 
     Options:
-      --port PORT               the gRPC port (HTTP/2 without TLS); 0 picks a free one (default 9090)
+      --port PORT               the gRPC port (HTTP/2); 0 picks a free one (default 9090)
       --address ADDRESS         where to listen: 127.0.0.1 (default), localhost, 0.0.0.0, ::, or *;
-                                any address but loopback needs the cluster key
+                                any address but loopback needs the cluster key and a certificate
+      --tls-certificate PATH    serve TLS with this certificate (PEM), issued for the address programs dial
+      --tls-key PATH            the certificate's private key (PEM), read from the file
+      --tls-authority PATH      require programs to present a certificate from this authority (PEM)
       --status-port PORT        serve the status page (HTTP/1.1) on this port; off unless given
       --registry memory|etcd    where the table lives: this process's memory (default) or etcd
       --etcd-endpoints URLS     etcd's endpoints, comma-separated (with --registry etcd)
@@ -61,6 +66,9 @@ var switches = new Dictionary<string, string>
     ["--registry"] = "Registry",
     ["--etcd-endpoints"] = "Etcd:Endpoints",
     ["--cluster-key-file"] = "NameServer:ClusterKeyFile",
+    ["--tls-certificate"] = "Tls:CertificateFile",
+    ["--tls-key"] = "Tls:KeyFile",
+    ["--tls-authority"] = "Tls:AuthorityFile",
 };
 
 WebApplication app;
@@ -74,12 +82,24 @@ try
     // The status page (docs/NAMESERVER.md#status-page) is opt-in: StatusPage:Port (--status-port)
     // opens a second, HTTP/1.1 endpoint for browsers, on StatusPage:Address (default 127.0.0.1).
     (IPAddress Address, int Port)? status = StatusEndpoint(builder.Configuration);
+
+    // TLS (docs/SECURITY.md): the certificate and key are PEM files (the key file is read, never
+    // passed on a command line); with an authority, programs must present a certificate it issued.
+    (X509Certificate2 Certificate, X509Certificate2? Authority)? tls = TlsSettings(builder.Configuration);
     builder.WebHost.ConfigureKestrel(kestrel =>
     {
-        kestrel.Listen(address, port, listen => listen.Protocols = HttpProtocols.Http2);
+        kestrel.Listen(address, port, listen =>
+        {
+            listen.Protocols = HttpProtocols.Http2;
+            UseTls(listen, tls);
+        });
         if (status is { } page)
         {
-            kestrel.Listen(page.Address, page.Port, listen => listen.Protocols = HttpProtocols.Http1);
+            kestrel.Listen(page.Address, page.Port, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http1;
+                UseTls(listen, tls is { } t ? (t.Certificate, null) : null);
+            });
         }
     });
 
@@ -132,14 +152,66 @@ try
         throw new ArgumentException(
             $"Serving the status page on {exposed.Address} exposes every name: set NameServer:ClusterKey (the page then asks for it), or serve it on 127.0.0.1.");
     }
+
+    // The cluster key travels with every call: beyond this machine, only inside TLS.
+    if ((!IPAddress.IsLoopback(address) || status is { } open && !IPAddress.IsLoopback(open.Address)) && tls is null)
+    {
+        throw new ArgumentException(
+            $"Listening beyond this machine would carry the cluster key and every name in clear: give the NameServer a certificate (--tls-certificate FILE --tls-key FILE, PEM, issued for the address programs dial; --tls-authority FILE to require programs' certificates), or listen on 127.0.0.1.");
+    }
 }
-catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException or IOException or UnauthorizedAccessException)
+catch (Exception e) when (e is FormatException or ArgumentException or OptionsValidationException or IOException or UnauthorizedAccessException or System.Security.Cryptography.CryptographicException)
 {
     // A configuration mistake: say which, without a stack trace, and exit with a usage error.
     return ServiceProgram.ConfigurationError("cspnet-nameserver", e);
 }
 
 return await ServiceProgram.RunAsync(app, "cspnet-nameserver").ConfigureAwait(false);
+
+static (X509Certificate2 Certificate, X509Certificate2? Authority)? TlsSettings(IConfiguration configuration)
+{
+    IConfigurationSection section = configuration.GetSection("Tls");
+    if (section["CertificateFile"] is not { } certificateFile)
+    {
+        return section["KeyFile"] is null && section["AuthorityFile"] is null
+            ? null
+            : throw new ArgumentException("Tls:KeyFile and Tls:AuthorityFile need Tls:CertificateFile (--tls-certificate FILE): the NameServer's own certificate.");
+    }
+
+    X509Certificate2 certificate = X509Certificate2.CreateFromPemFile(certificateFile, section["KeyFile"]);
+    X509Certificate2? authority = section["AuthorityFile"] is { } authorityFile ? X509CertificateLoader.LoadCertificateFromFile(authorityFile) : null;
+    return (certificate, authority);
+}
+
+static void UseTls(Microsoft.AspNetCore.Server.Kestrel.Core.ListenOptions listen, (X509Certificate2 Certificate, X509Certificate2? Authority)? tls)
+{
+    if (tls is not { } settings)
+    {
+        return;
+    }
+
+    listen.UseHttps(https =>
+    {
+        https.ServerCertificate = settings.Certificate;
+        if (settings.Authority is { } authority)
+        {
+            // Mutual TLS: a program's certificate must come from the cluster's authority, for client use.
+            https.ClientCertificateMode = Microsoft.AspNetCore.Server.Kestrel.Https.ClientCertificateMode.RequireCertificate;
+            https.ClientCertificateValidation = (certificate, _, _) => IsClusterClient(certificate, authority);
+        }
+    });
+}
+
+static bool IsClusterClient(X509Certificate2 certificate, X509Certificate2 authority)
+{
+    using var chain = new X509Chain();
+    chain.ChainPolicy.TrustMode = X509ChainTrustMode.CustomRootTrust;
+    chain.ChainPolicy.CustomTrustStore.Add(authority);
+    chain.ChainPolicy.RevocationMode = X509RevocationMode.NoCheck;
+    bool clientUse = certificate.Extensions.OfType<X509EnhancedKeyUsageExtension>().FirstOrDefault() is not { } usages
+        || usages.EnhancedKeyUsages.Cast<System.Security.Cryptography.Oid>().Any(oid => oid.Value == "1.3.6.1.5.5.7.3.2");
+    return clientUse && chain.Build(certificate);
+}
 
 static bool UsesEtcd(IConfiguration configuration)
 {

@@ -50,13 +50,6 @@ public sealed class WorkerPoolOptions
     /// </summary>
     public X509Certificate2? ClientCertificateAuthority { get; set; }
 
-    /// <summary>
-    /// The cluster's certificate authority, for the pool's own program (<c>CspNodeOptions.TrustedCertificate</c>):
-    /// it dials the NameServer and other programs over TLS and checks their certificates. Bound to
-    /// another address than loopback, the pool's program serves its links with <see cref="Certificate"/>.
-    /// </summary>
-    public X509Certificate2? TrustedCertificate { get; set; }
-
     /// <summary>The cluster key of the system (<c>CspNodeOptions.ClusterKey</c>): the pool's own program joins the NameServer and the named channels with it.</summary>
     public string? ClusterKey { get; set; }
 

@@ -48,13 +48,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
     {
         _node = node;
         Target = $"{host}:{port}";
-        // A program that trusts a cluster authority dials every program over TLS (they all serve it);
-        // otherwise the cluster key may only travel to this machine.
-        var address = new Uri($"{(node.Options.TrustedCertificate is null ? "http" : "https")}://{FormatHost(host)}:{port}");
+        Uri address = NodeTransport.PeerAddress(node.Options, host, port);
         if (!Security.Certificates.MayCarrySecrets(address))
         {
+            // Every link carries the cluster key (by default, this user's own).
             throw new InvalidOperationException(
-                $"The program at {Target} is on another machine and the link is not encrypted: the cluster key would travel in clear text. Give every program CspNodeOptions.Certificate and CspNodeOptions.TrustedCertificate (docs/SECURITY.md).");
+                $"The program at {Target} is on another machine and the link is not encrypted: the cluster key would travel in clear text. Give every program CspNodeOptions.Certificate and CspNodeOptions.TrustedCertificate (docs/DEPLOYING.md).");
         }
 
         _channel = NodeTransport.CreateChannel(node.Options, address);
@@ -94,8 +93,6 @@ internal sealed partial class PeerLink : IAsyncDisposable
             throw;
         }
     }
-
-    private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
 
     /// <summary>Attaches an end to the named construct; throws what the home refused, at the getter.</summary>
     internal async Task<uint> AttachAsync(string name, NameKind kind, string valueType, Role role, CancellationToken cancellationToken)

@@ -62,7 +62,7 @@ internal sealed partial class NameServerClient
             try
             {
                 var request = new Proto.RenewRequest { LeaseId = Incarnation };
-                Proto.RenewReply reply = await CallAsync(o => _client.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+                Proto.RenewReply reply = await CallAsync(o => CurrentClient.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
                 _ttl = TimeToLive(reply.TtlMs);
                 if (_reregistrationPending)
                 {
@@ -112,7 +112,7 @@ internal sealed partial class NameServerClient
         Proto.OpenLeaseReply reply;
         try
         {
-            reply = await CallAsync(o => _client.OpenLeaseAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            reply = await CallAsync(o => CurrentClient.OpenLeaseAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e)
         {

@@ -27,11 +27,20 @@ namespace CspNet.Remote.Internal.Naming;
 /// up with <see cref="NameServerUnavailableException"/> once it has been unreachable for
 /// <see cref="NameServerClientOptions.NameServerTimeout"/> without a break.
 /// </para>
+/// <para>
+/// Given replicas (<see cref="NameServerClientOptions.Replicas"/>), a call that finds its
+/// NameServer unreachable moves to the next address at once, and backs off only after every
+/// address has failed in turn. Replicas on one etcd share the lease, so renewals go on where they
+/// were; an unshared replica answers NOT_FOUND and the client registers its names there again,
+/// as after a restart.
+/// </para>
 /// </remarks>
 internal sealed partial class NameServerClient : IAsyncDisposable
 {
-    private readonly Proto.NameServer.NameServerClient _client;
-    private readonly GrpcChannel _channel;
+    private readonly Replica[] _replicas;
+
+    // The replica calls go to; moved on (never back) when one is found unreachable.
+    private int _current;
     private readonly LinkEndpoint _link;
     private readonly string _programLabel;
     private readonly NameServerClientOptions _options;
@@ -44,42 +53,64 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
     public NameServerClient(Uri nameServer, LinkEndpoint link, string programLabel, NameServerClientOptions? options = null)
     {
-        ArgumentNullException.ThrowIfNull(nameServer);
-        if (!nameServer.IsAbsoluteUri || (nameServer.Scheme != Uri.UriSchemeHttp && nameServer.Scheme != Uri.UriSchemeHttps))
-        {
-            throw new ArgumentException($"The NameServer address '{nameServer}' is not an absolute http:// or https:// address.", nameof(nameServer));
-        }
-
+        CheckAddress(nameServer, nameof(nameServer));
         NameValidation.Endpoint(link, nameof(link));
         NameValidation.ProgramLabel(programLabel);
-        NameServer = nameServer;
         _link = link;
         _programLabel = programLabel;
         _options = options ?? new NameServerClientOptions();
         _time = _options.TimeProvider;
         _logger = _options.LoggerFactory?.CreateLogger<NameServerClient>() ?? (ILogger)NullLogger.Instance;
+        var addresses = new List<Uri>(1 + _options.Replicas.Count) { nameServer };
+        foreach (Uri replica in _options.Replicas)
+        {
+            CheckAddress(replica, nameof(options));
+            if (!addresses.Contains(replica))
+            {
+                addresses.Add(replica);
+            }
+        }
+
+        if (addresses.Count > 1 && _options.HttpHandler is not null)
+        {
+            throw new ArgumentException("A NameServerClient with replicas creates one HTTP handler per replica: leave HttpHandler unset.", nameof(options));
+        }
+
+        _replicas = addresses.ConvertAll(CreateReplica).ToArray();
+    }
+
+    private Replica CreateReplica(Uri address)
+    {
         HttpMessageHandler handler = _options.HttpHandler ?? new SocketsHttpHandler
         {
             // A NameServer that is down must fail a call quickly, so that the retry loop decides.
             ConnectTimeout = _options.CallTimeout,
             EnableMultipleHttp2Connections = true,
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
-            SslOptions = new System.Net.Security.SslClientAuthenticationOptions
-            {
-                RemoteCertificateValidationCallback = _options.TrustedCertificate is { } trusted ? Security.Certificates.ServerValidator(trusted) : null,
-            },
+
+            // A NameServer host that vanished (cut off, powered down) never closes the connection:
+            // pings find it, so a call waiting on it fails and moves to a replica.
+            KeepAlivePingDelay = _options.CallTimeout,
+            KeepAlivePingTimeout = _options.CallTimeout,
+            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
         };
-        // No key configured: this user's own, as the NameServer's default is.
-        string key = Security.ClusterKeys.Effective(_options.ClusterKey);
-        if (!Security.Certificates.MayCarrySecrets(nameServer))
+        if (handler is SocketsHttpHandler sockets && address.Scheme == Uri.UriSchemeHttps && _options.TrustedCertificate is { } authority)
         {
-            throw new ArgumentException(
-                $"The NameServer {nameServer} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
-                nameof(nameServer));
+            sockets.SslOptions = ClusterTls.ClientOptions(authority, _options.Certificate);
         }
 
-        handler = new ClusterKeyHandler(key, handler);
-        _channel = GrpcChannel.ForAddress(nameServer, new GrpcChannelOptions
+        // No key configured: this user's own, as a NameServer's default is. Any key stays on this
+        // machine unless the call is encrypted.
+        if (!Security.Certificates.MayCarrySecrets(address))
+        {
+            throw new ArgumentException(
+                $"The NameServer {address} is on another machine over plain HTTP: the cluster key would travel in clear text. Serve the NameServer over TLS and dial it as https://.",
+                nameof(address));
+        }
+
+        handler = new ClusterKeyHandler(Security.ClusterKeys.Effective(_options.ClusterKey), handler);
+
+        var channel = GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
             DisposeHttpClient = true,
@@ -88,14 +119,26 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             // Not ThrowOperationCanceledOnCancellation: it turns DEADLINE_EXCEEDED into an
             // OperationCanceledException too, and Resolve's DEADLINE_EXCEEDED means "ask again".
         });
-        _client = new Proto.NameServer.NameServerClient(_channel);
+        return new Replica(address, channel, new Proto.NameServer.NameServerClient(channel));
+    }
+
+    private static void CheckAddress(Uri address, string parameter)
+    {
+        ArgumentNullException.ThrowIfNull(address, parameter);
+        if (!address.IsAbsoluteUri || (address.Scheme != Uri.UriSchemeHttp && address.Scheme != Uri.UriSchemeHttps))
+        {
+            throw new ArgumentException($"The NameServer address '{address}' is not an absolute http:// or https:// address.", parameter);
+        }
     }
 
     /// <summary>Raised, off the gate, when the client had to open a new lease (old, new incarnation); it has registered its names again, or will at the next renewal if that failed part-way.</summary>
     public event Action<string, string>? IncarnationChanged;
 
-    /// <summary>The NameServer's address.</summary>
-    public Uri NameServer { get; }
+    /// <summary>The address of the NameServer (replica) calls go to now.</summary>
+    public Uri NameServer => _replicas[Volatile.Read(ref _current)].Address;
+
+    /// <summary>The gRPC client of the replica calls go to now.</summary>
+    private Proto.NameServer.NameServerClient CurrentClient => _replicas[Volatile.Read(ref _current)].Client;
 
     /// <summary>This program's incarnation: its current lease id.</summary>
     /// <exception cref="InvalidOperationException">The client has not started.</exception>
@@ -153,7 +196,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         {
             _registered.Remove(name);
             var request = new Proto.UnregisterRequest { LeaseId = Incarnation, Name = name };
-            await CallAsync(o => _client.UnregisterAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            await CallAsync(o => CurrentClient.UnregisterAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
         {
@@ -215,7 +258,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             try
             {
                 var request = new Proto.UpdatePoolRequest { LeaseId = Incarnation, FreeWorkers = freeWorkers };
-                await CallAsync(o => _client.UpdatePoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+                await CallAsync(o => CurrentClient.UpdatePoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
@@ -239,7 +282,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         Proto.ListPoolsReply reply;
         try
         {
-            reply = await CallAsync(o => _client.ListPoolsAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            reply = await CallAsync(o => CurrentClient.ListPoolsAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -287,7 +330,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             long started = _time.GetTimestamp();
             try
             {
-                Proto.ResolveReply reply = await CallAsync(o => _client.ResolveAsync(request, o), deadline, cancellationToken).ConfigureAwait(false);
+                Proto.ResolveReply reply = await CallAsync(o => CurrentClient.ResolveAsync(request, o), deadline, cancellationToken, answerWaits: true).ConfigureAwait(false);
                 return NameProtocol.FromProto(reply.Entry);
             }
             catch (RpcException e) when (e.StatusCode is StatusCode.DeadlineExceeded or StatusCode.NotFound)
@@ -324,7 +367,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 // One attempt: a NameServer that is down will expire the lease by itself.
                 var request = new Proto.CloseLeaseRequest { LeaseId = leaseId };
-                await _client.CloseLeaseAsync(request, deadline: DateTime.UtcNow + _options.CallTimeout).ResponseAsync.ConfigureAwait(false);
+                await CurrentClient.CloseLeaseAsync(request, deadline: DateTime.UtcNow + _options.CallTimeout).ResponseAsync.ConfigureAwait(false);
             }
         }
         catch (RpcException e)
@@ -336,34 +379,45 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             _gate.Release();
 
             // _disposing stays undisposed: a resolve that is ending may still link to its token.
-            _channel.Dispose();
+            foreach (Replica replica in _replicas)
+            {
+                replica.Channel.Dispose();
+            }
         }
     }
 
     private async Task<WorkerPoolEntry> RegisterPoolLockedAsync(CancellationToken cancellationToken)
     {
         var request = new Proto.RegisterPoolRequest { LeaseId = Incarnation, Pool = NameProtocol.ToProto(_pool!) };
-        Proto.RegisterPoolReply reply = await CallAsync(o => _client.RegisterPoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+        Proto.RegisterPoolReply reply = await CallAsync(o => CurrentClient.RegisterPoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         return NameProtocol.FromProto(reply.Pool);
     }
 
     private Task<Proto.RegisterReply> RegisterLockedAsync(NameEntry entry, bool returnExisting, CancellationToken cancellationToken)
     {
         var request = new Proto.RegisterRequest { LeaseId = Incarnation, Entry = NameProtocol.ToProto(entry), ReturnExisting = returnExisting };
-        return CallAsync(o => _client.RegisterAsync(request, o), _options.CallTimeout, cancellationToken);
+        return CallAsync(o => CurrentClient.RegisterAsync(request, o), _options.CallTimeout, cancellationToken);
     }
 
     /// <summary>Makes one call, retrying while the NameServer is unreachable; other failures are thrown as they come.</summary>
-    private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <remarks>
+    /// A call whose answer does not wait (<paramref name="answerWaits"/> false) and misses its
+    /// deadline found no NameServer either: the host may be cut off with the connection still open.
+    /// </remarks>
+    private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken, bool answerWaits = false)
     {
         long? unreachableSince = null;
 
         // The first retry is immediate: the usual failure after a NameServer restart is a pooled
         // connection the old server closed, and a new connection succeeds at once.
         TimeSpan backoff = TimeSpan.Zero;
+
+        // Replicas tried in a row without an answer: back off only once every one has failed.
+        int failedInRound = 0;
         while (true)
         {
             var options = new CallOptions(deadline: DateTime.UtcNow + timeout, cancellationToken: cancellationToken);
+            int replica = Volatile.Read(ref _current);
             try
             {
                 return await call(options).ResponseAsync.ConfigureAwait(false);
@@ -372,16 +426,33 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 throw new OperationCanceledException(e.Status.Detail, e, cancellationToken);
             }
-            catch (RpcException e) when (IsUnreachable(e))
+            catch (RpcException e) when (IsUnreachable(e) || (e.StatusCode == StatusCode.DeadlineExceeded && !answerWaits && !cancellationToken.IsCancellationRequested))
             {
                 long now = _time.GetTimestamp();
                 unreachableSince ??= now;
                 if (_time.GetElapsedTime(unreachableSince.Value, now) >= _options.NameServerTimeout)
                 {
                     throw new NameServerUnavailableException(
-                        $"Program '{_programLabel}' cannot reach the NameServer at {NameServer} (no answer for {_options.NameServerTimeout.TotalSeconds:0.###} s). " +
+                        $"Program '{_programLabel}' cannot reach the NameServer at {Addresses()} (no answer for {_options.NameServerTimeout.TotalSeconds:0.###} s). " +
                         "Check that a NameServer runs there (cspnet-nameserver --port PORT, or NameServerHost) and that CspNodeOptions.NameServer " +
                         "(or CspManager.Init's nameServerPort and nameServerIp) names its address; the transport's own error is the inner exception.", e);
+                }
+
+                if (_replicas.Length > 1)
+                {
+                    // Another call may have moved on already; move only from the replica that failed.
+                    int next = (replica + 1) % _replicas.Length;
+                    if (Interlocked.CompareExchange(ref _current, next, replica) == replica)
+                    {
+                        LogFailedOver(_logger, _replicas[replica].Address, _replicas[next].Address, e.Status.Detail);
+                    }
+
+                    if (++failedInRound < _replicas.Length)
+                    {
+                        continue;
+                    }
+
+                    failedInRound = 0;
                 }
 
                 LogRetrying(_logger, NameServer, backoff, e.Status.Detail);
@@ -409,6 +480,15 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         StatusCode.ResourceExhausted => new NameServerCapacityExceededException(e.Status.Detail, e),
         _ => new NameServerUnavailableException($"The NameServer at {NameServer} failed the call with {e.StatusCode}: {e.Status.Detail}", e),
     };
+
+    /// <summary>Every address this client may call, for messages.</summary>
+    private string Addresses() => string.Join(" or ", Array.ConvertAll(_replicas, r => r.Address.ToString()));
+
+    [LoggerMessage(26, LogLevel.Warning, "The NameServer {From} is unreachable; calls go to its replica {To} now: {Detail}")]
+    private static partial void LogFailedOver(ILogger logger, Uri from, Uri to, string detail);
+
+    /// <summary>One NameServer address with its channel.</summary>
+    private sealed record Replica(Uri Address, GrpcChannel Channel, Proto.NameServer.NameServerClient Client);
 
     [LoggerMessage(24, LogLevel.Debug, "The NameServer {NameServer} is unreachable; retrying in {Backoff}: {Detail}")]
     private static partial void LogRetrying(ILogger logger, Uri nameServer, TimeSpan backoff, string detail);

@@ -134,11 +134,14 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
                     AdvertisedHost = _options.AdvertisedHost,
                     NameServer = _options.NameServer,
                     ClusterKey = ClusterKey,
-                    Certificate = _options.Certificate,
-                    TrustedCertificate = _options.TrustedCertificate,
                     PeerTimeout = _options.PeerTimeout,
                     LoggerFactory = LoggerFactory,
                     ProgramLabel = "workerpool " + Name,
+
+                    // Shipped processes link to other programs like any program: over TLS with the
+                    // pool's certificate when the cluster's authority is the one it trusts.
+                    Certificate = _options.ClientCertificateAuthority is null ? null : _options.Certificate,
+                    TrustedCertificate = _options.Certificate is null ? null : _options.ClientCertificateAuthority,
                 },
                 cancellationToken).ConfigureAwait(false);
             _node = node;
