@@ -6,6 +6,7 @@ using System.Threading.Tasks;
 using CspNet.Alternation;
 using CspNet.Internal;
 using CspNet.Internal.Processes;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
@@ -259,20 +260,23 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         lock (this)
         {
             AssertInvariants();
-            if (TryTakeLocked(self: null, plainOnly: false, out item, out partner))
+            if (!TryTakeLocked(self: null, plainOnly: false, out item, out partner))
             {
-                return true;
-            }
+                ThrowIfCannotParkLocked(isReader: true, self: null);
+                if (park != Park.No)
+                {
+                    parked = ParkLocked(ref _readers, park, prepared, isReader: true);
+                }
 
-            ThrowIfCannotParkLocked(isReader: true, self: null);
-            if (park != Park.No)
-            {
-                parked = ParkLocked(ref _readers, park, prepared, isReader: true);
+                AssertInvariants();
+                return false;
             }
 
             AssertInvariants();
-            return false;
         }
+
+        HandOff.CompletedWithoutParking();
+        return true;
     }
 
     /// <summary>The critical section of every write; see <see cref="TryReadLocked"/>.</summary>
@@ -287,21 +291,24 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
                 throw CreatePoisoned();
             }
 
-            if (TryPutLocked(item, self: null, plainOnly: false, out partner))
+            if (!TryPutLocked(item, self: null, plainOnly: false, out partner))
             {
-                return true;
-            }
+                ThrowIfCannotParkLocked(isReader: false, self: null);
+                if (park != Park.No)
+                {
+                    parked = ParkLocked(ref _writers, park, prepared, isReader: false);
+                    parked.Item = item;
+                }
 
-            ThrowIfCannotParkLocked(isReader: false, self: null);
-            if (park != Park.No)
-            {
-                parked = ParkLocked(ref _writers, park, prepared, isReader: false);
-                parked.Item = item;
+                AssertInvariants();
+                return false;
             }
 
             AssertInvariants();
-            return false;
         }
+
+        HandOff.CompletedWithoutParking();
+        return true;
     }
 
     // Inlined into the two critical sections, as are the helpers below marked so: they run on every

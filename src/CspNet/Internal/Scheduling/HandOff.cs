@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 
 namespace CspNet.Internal.Scheduling;
@@ -82,6 +83,19 @@ internal static class HandOff
         }
 
         runner.Run(item);
+    }
+
+    /// <summary>
+    /// The calling operation completed without parking (see <see cref="HandOffRunner.CompletedWithoutParking"/>):
+    /// called before it wakes its own partner.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void CompletedWithoutParking()
+    {
+        if (t_runner is { IsRunning: true } runner)
+        {
+            runner.CompletedWithoutParking();
+        }
     }
 
     /// <summary>Sends a continuation that must not wait for its thread any longer to the global queue.</summary>
