@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Packs the solution into a temporary folder and checks what a NuGet user gets: exactly the
-# library packages (CspNet, CspNet.Remote, CspNet.NameServer.Etcd), each a .nupkg and a .snupkg, each with its README,
+# library packages (CspNet, CspNet.Extensions.Hosting, CspNet.Remote, CspNet.NameServer,
+# CspNet.NameServer.Etcd), each a .nupkg and a .snupkg, each with its README (src/X/PackageReadme.md),
 # license expression, XML docs, repository metadata, a SourceLink map in its PDB and a
-# deterministic build. Prints one line per failed item and exits non-zero if any failed.
+# deterministic build; and that a new console project referencing only CspNet restores nothing
+# else (the core has no dependencies); and the service programs' .NET tool packages
+# (CspNet.NameServer.Tool, CspNet.WorkerPool.Tool): a .nupkg each, a DotnetTool package with its
+# command (cspnet-nameserver, cspnet-workerpool), README and license. Prints one line per failed
+# item and exits non-zero if any failed.
 #
 #   bash eng/check-packages.sh          pack CspNet.sln -c Release, then check
 #   bash eng/check-packages.sh DIR      check the packages already in DIR (no pack)
@@ -11,7 +16,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(CspNet CspNet.Remote CspNet.NameServer.Etcd)
+packages=(CspNet CspNet.Extensions.Hosting CspNet.Remote CspNet.NameServer CspNet.NameServer.Etcd)
+# Each tool package, its project folder and the command it installs.
+tools=(CspNet.NameServer.Tool:NameServer:cspnet-nameserver CspNet.WorkerPool.Tool:WorkerPoolService:cspnet-workerpool)
 failures=0
 fail() { echo "check-packages: FAIL: $*"; failures=$((failures + 1)); }
 
@@ -28,12 +35,12 @@ else
   fi
 fi
 
-# Only the libraries pack: samples, tests, benchmarks and services set IsPackable=false.
-expected=$(for p in "${packages[@]}"; do printf '%s\n' "$p" "$p"; done | sort)
+# Only the libraries (with symbols) and the tools pack: samples, tests and benchmarks set IsPackable=false.
+expected=$({ for p in "${packages[@]}"; do printf '%s\n' "$p" "$p"; done; for t in "${tools[@]}"; do printf '%s\n' "${t%%:*}"; done; } | sort)
 found=$(find "$out" -maxdepth 1 \( -name '*.nupkg' -o -name '*.snupkg' \) -printf '%f\n' \
   | sed -E 's/\.[0-9]+\.[0-9]+\.[0-9]+([-+][^.]*)?\.s?nupkg$//' | sort)
 if [ "$found" != "$expected" ]; then
-  fail "expected a .nupkg and a .snupkg of each of ${packages[*]} and nothing else; found: $(ls "$out" | tr '\n' ' ')"
+  fail "expected a .nupkg and a .snupkg of each of ${packages[*]}, a .nupkg of each tool and nothing else; found: $(ls "$out" | tr '\n' ' ')"
 fi
 
 for p in "${packages[@]}"; do
@@ -56,6 +63,7 @@ for p in "${packages[@]}"; do
   has_spec '<projectUrl>https://' 'a projectUrl'
   has_spec '<repository type="git" url="https://[^"]+"[^>]* commit="[0-9a-f]{40}"' \
     'repository metadata (type git, https url, commit)'
+  [ -s "src/$p/PackageReadme.md" ] || fail "$p: src/$p/PackageReadme.md is missing or empty"
   [ -s "src/$p/PackageReadme.md" ] && ! cmp -s <(unzip -p "$nupkg" README.md) "src/$p/PackageReadme.md" \
     && fail "$p: the packed README.md is not src/$p/PackageReadme.md"
   # grep -c reads to the end: with -q, unzip would die of SIGPIPE and pipefail report it.
@@ -115,8 +123,69 @@ EOF
   rm -rf "$tmp"
 done
 
+for t in "${tools[@]}"; do
+  IFS=: read -r p folder command <<<"$t"
+  nupkg=$(find "$out" -maxdepth 1 -regex ".*/$p\.[0-9][^/]*\.nupkg" | head -n 1)
+  if [ -z "$nupkg" ]; then
+    fail "$p: no .nupkg in $out"
+    continue
+  fi
+  files=$(unzip -Z1 "$nupkg")
+  nuspec=$(unzip -p "$nupkg" "$p.nuspec")
+  grep -qxF "README.md" <<<"$files" || fail "$p: $(basename "$nupkg") lacks README.md"
+  cmp -s <(unzip -p "$nupkg" README.md) "$folder/PackageReadme.md" || fail "$p: the packed README.md is not $folder/PackageReadme.md"
+  grep -qE '<packageType name="DotnetTool"' <<<"$nuspec" || fail "$p: not a .NET tool package (no packageType DotnetTool)"
+  grep -qE '<license type="expression">MIT</license>' <<<"$nuspec" || fail "$p: nuspec lacks the license expression MIT"
+  grep -qE '<repository type="git" url="https://[^"]+"[^>]* commit="[0-9a-f]{40}"' <<<"$nuspec" \
+    || fail "$p: nuspec lacks repository metadata (type git, https url, commit)"
+  settings=$(unzip -p "$nupkg" "tools/net10.0/any/DotnetToolSettings.xml" 2>/dev/null | tr -d '\r')
+  grep -qE "<Command Name=\"$command\" EntryPoint=\"$command\.dll\"" <<<"$settings" \
+    || fail "$p: tools/net10.0/any/DotnetToolSettings.xml does not install the command $command: ${settings:-missing}"
+done
+
+# A user's first project: a console program that references only the CspNet package must
+# restore CspNet and nothing else (no Microsoft.Extensions package: AddCspNet is
+# CspNet.Extensions.Hosting's). Restored from the packed folder alone, into an empty package
+# folder, outside the repository so none of its Directory.*.props apply.
+consumer_check() {
+  local nupkg version dir libraries
+  nupkg=$(find "$out" -maxdepth 1 -regex ".*/CspNet\.[0-9][^/]*\.nupkg" | head -n 1)
+  [ -n "$nupkg" ] || { fail "consumer: no CspNet .nupkg to restore"; return; }
+  version=$(basename "$nupkg" .nupkg); version=${version#CspNet.}
+  dir=$(mktemp -d)
+  cat >"$dir/Consumer.csproj" <<XML
+<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <OutputType>Exe</OutputType>
+    <TargetFramework>net10.0</TargetFramework>
+  </PropertyGroup>
+  <ItemGroup>
+    <PackageReference Include="CspNet" Version="$version" />
+  </ItemGroup>
+</Project>
+XML
+  cat >"$dir/nuget.config" <<XML
+<configuration>
+  <packageSources>
+    <clear />
+    <add key="packed" value="$out" />
+  </packageSources>
+</configuration>
+XML
+  if ! dotnet restore "$dir/Consumer.csproj" --packages "$dir/packages" >"$dir/restore.log" 2>&1; then
+    tail -n 20 "$dir/restore.log"
+    fail "consumer: a console project referencing only CspNet $version does not restore from the packed folder alone (its last lines are above)"
+  else
+    libraries=$(python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1]))["libraries"])))' "$dir/obj/project.assets.json")
+    [ "$libraries" = "CspNet/$version" ] \
+      || fail "consumer: a console project referencing only CspNet restores more than CspNet: $libraries"
+  fi
+  rm -rf "$dir"
+}
+consumer_check
+
 if [ "$failures" -eq 0 ]; then
-  echo "check-packages: ok: ${packages[*]} (.nupkg and .snupkg: README, license, XML docs, repository, SourceLink, deterministic)"
+  echo "check-packages: ok: ${packages[*]} (.nupkg and .snupkg: README, license, XML docs, repository, SourceLink, deterministic); a project referencing only CspNet restores nothing else; tools: ${tools[*]%%:*}"
   exit 0
 fi
 echo "check-packages: $failures item(s) failed"

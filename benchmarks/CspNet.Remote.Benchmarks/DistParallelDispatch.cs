@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Benchmarks;

@@ -1,4 +1,5 @@
 using BenchmarkDotNet.Attributes;
+using CspNet.NameServer;
 using CspNet.NameServer.Etcd;
 using CspNet.Remote.NameServer;
 

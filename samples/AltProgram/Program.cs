@@ -12,8 +12,8 @@
 //   dotnet run --project samples/AltProgram -- standalone            no pools: DistParallel runs all three here
 //   dotnet run --project samples/AltProgram -- pool <nameServerUri> <name> <workers>   a pool only
 using System.CommandLine;
+using CspNet.NameServer;
 using CspNet.Remote;
-using CspNet.Remote.NameServer;
 
 class AltProgram
 {

@@ -1,6 +1,6 @@
 using System.Diagnostics;
+using CspNet.NameServer;
 using CspNet.Remote;
-using CspNet.Remote.NameServer;
 
 /// <summary>
 /// Table 4 of the CSP.NET paper, with <see cref="DistParallel"/>: the same workers as the thread

@@ -13,8 +13,8 @@
 using System.CommandLine;
 using System.Diagnostics;
 using System.Globalization;
+using CspNet.NameServer;
 using CspNet.Remote;
-using CspNet.Remote.NameServer;
 
 class Program
 {

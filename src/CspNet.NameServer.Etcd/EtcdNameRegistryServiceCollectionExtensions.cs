@@ -1,4 +1,5 @@
 using System;
+using CspNet.NameServer;
 using CspNet.NameServer.Etcd;
 using CspNet.Remote.NameServer;
 using Microsoft.Extensions.DependencyInjection.Extensions;

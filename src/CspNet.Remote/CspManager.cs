@@ -1,5 +1,6 @@
 using System;
 using System.Globalization;
+using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote;
@@ -77,7 +78,10 @@ public static class CspManager
     /// <summary>
     /// Joins the distributed system from a machine other programs reach at <paramref name="ip"/>,
     /// with the NameServer at <paramref name="nameServerIp"/> (paper listing 6). Binding to an address
-    /// other than loopback requires a cluster key: use <see cref="Init(CspNodeOptions)"/> to give one.
+    /// other than loopback requires a cluster key and the cluster's certificates, which this call
+    /// reads from the environment (<c>CSPNET_CLUSTER_KEY</c>; <c>CSPNET_CERTIFICATE_FILE</c>,
+    /// <c>CSPNET_CERTIFICATE_KEY_FILE</c> and <c>CSPNET_TRUSTED_CERTIFICATE_FILE</c>, PEM; the
+    /// NameServer is then dialled over https), or use <see cref="Init(CspNodeOptions)"/> to give them.
     /// </summary>
     /// <param name="port">This program's port, as text.</param>
     /// <param name="nameServerPort">The NameServer's port, as text.</param>
@@ -100,13 +104,38 @@ public static class CspManager
     {
         ArgumentException.ThrowIfNullOrEmpty(ip);
         ArgumentException.ThrowIfNullOrEmpty(nameServerIp);
+
+        // The paper's calls carry no credentials: the environment does (docs/DEPLOYING.md), so a
+        // listing runs unchanged across hosts, never with a secret on the command line.
+        (X509Certificate2 Certificate, X509Certificate2 Authority)? tls = TlsFromEnvironment();
         Init(new CspNodeOptions
         {
             Port = port,
             Address = ip,
-            NameServer = new UriBuilder("http", nameServerIp, nameServerPort).Uri,
+            NameServer = new UriBuilder(tls is null ? "http" : "https", nameServerIp, nameServerPort).Uri,
             ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
+            Certificate = tls?.Certificate,
+            TrustedCertificate = tls?.Authority,
         });
+    }
+
+    /// <summary>The certificate files named by CSPNET_CERTIFICATE_FILE, CSPNET_CERTIFICATE_KEY_FILE and CSPNET_TRUSTED_CERTIFICATE_FILE, if set.</summary>
+    private static (X509Certificate2 Certificate, X509Certificate2 Authority)? TlsFromEnvironment()
+    {
+        string? certificate = Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE");
+        string? authority = Environment.GetEnvironmentVariable("CSPNET_TRUSTED_CERTIFICATE_FILE");
+        if (string.IsNullOrEmpty(certificate) && string.IsNullOrEmpty(authority))
+        {
+            return null;
+        }
+
+        if (string.IsNullOrEmpty(certificate) || string.IsNullOrEmpty(authority))
+        {
+            throw new ArgumentException("CSPNET_CERTIFICATE_FILE and CSPNET_TRUSTED_CERTIFICATE_FILE go together: this program's certificate (PEM, its key in CSPNET_CERTIFICATE_KEY_FILE) and the cluster's authority.");
+        }
+
+        return (X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_KEY_FILE")),
+                X509CertificateLoader.LoadCertificateFromFile(authority));
     }
 
     /// <summary>Joins the distributed system with full options.</summary>

@@ -6,6 +6,7 @@ using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Serialization;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote;
@@ -32,7 +33,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<AltingChannelIn<T>> GetOne2OneInAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, ConstructKind.One2One, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
+        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, NameKind.One2One, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the writing end of the named One2One channel <paramref name="name"/>. Waits until the program holding the other end has created the channel.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -49,7 +50,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<IChannelOut<T>> GetOne2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, ConstructKind.One2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
+        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named Any2One channel <paramref name="name"/>. Creates the channel (this program hosts it): the name must not exist yet.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -68,7 +69,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<AltingChannelIn<T>> GetAny2OneInAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, ConstructKind.Any2One, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
+        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, NameKind.Any2One, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the writing end of the named Any2One channel <paramref name="name"/>. Waits until the program holding the other end has created the channel.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -85,7 +86,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<IChannelOut<T>> GetAny2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, ConstructKind.Any2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
+        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named One2Any channel <paramref name="name"/>. Waits until the program holding the other end has created the channel.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -102,7 +103,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<AltingChannelIn<T>> GetOne2AnyInAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
-        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, ConstructKind.One2Any, reader: true, null, local, cancellationToken).ConfigureAwait(false);
+        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, NameKind.One2Any, reader: true, null, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the writing end of the named One2Any channel <paramref name="name"/>. Creates the channel (this program hosts it): the name must not exist yet.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -121,7 +122,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<IChannelOut<T>> GetOne2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, ConstructKind.One2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
+        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named Any2Any channel <paramref name="name"/>. The first program to ask for either end of the name hosts the channel (with <paramref name="buffer"/>, if given); later ones join it.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -140,7 +141,7 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<AltingChannelIn<T>> GetAny2AnyInAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, ConstructKind.Any2Any, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
+        (AltingChannelIn<T>)await GetChannelEndAsync<T>(name, NameKind.Any2Any, reader: true, buffer, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the writing end of the named Any2Any channel <paramref name="name"/>. The first program to ask for either end of the name hosts the channel (with <paramref name="buffer"/>, if given); later ones join it.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -159,9 +160,9 @@ public sealed partial class CspNode
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
     public async ValueTask<IChannelOut<T>> GetAny2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, ConstructKind.Any2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
+        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
 
-    private ValueTask<object> GetChannelEndAsync<T>(string name, ConstructKind kind, bool reader, IBuffer<T>? buffer, bool local, CancellationToken cancellationToken)
+    private ValueTask<object> GetChannelEndAsync<T>(string name, NameKind kind, bool reader, IBuffer<T>? buffer, bool local, CancellationToken cancellationToken)
     {
         bool distributed = IsDistributed && !local;
 
@@ -221,9 +222,9 @@ public sealed partial class CspNode
 
     private ValueTask<NamedBarrier> GetBarrierCoreAsync(string name, bool creates, int enrolled, bool local, CancellationToken cancellationToken) =>
         GetAsync<NamedBarrier>(
-            new EndRequest(name, ConstructKind.Barrier, creates, string.Empty, Role.Barrier, local, 0),
+            new EndRequest(name, NameKind.Barrier, creates, string.Empty, Role.Barrier, local, 0),
             () => new BarrierHome(name, enrolled),
-            home => home is BarrierHome barrier ? new LocalNamedBarrier(name, barrier.Barrier) : throw NameRules.Mismatch(home, ConstructKind.Barrier, null),
+            home => home is BarrierHome barrier ? new LocalNamedBarrier(name, barrier.Barrier) : throw NameRules.Mismatch(home, NameKind.Barrier, null),
             (link, handle) => new RemoteNamedBarrier(name, link, handle),
             cancellationToken);
 
@@ -241,9 +242,9 @@ public sealed partial class CspNode
     /// <returns>The bucket.</returns>
     public ValueTask<NamedBucket> GetBucketAsync(string name, bool local = false, CancellationToken cancellationToken = default) =>
         GetAsync<NamedBucket>(
-            new EndRequest(name, ConstructKind.Bucket, Creates: true, string.Empty, Role.Bucket, local, 0),
+            new EndRequest(name, NameKind.Bucket, Creates: true, string.Empty, Role.Bucket, local, 0),
             () => new BucketHome(name),
-            home => home is BucketHome bucket ? new LocalNamedBucket(name, bucket.Bucket) : throw NameRules.Mismatch(home, ConstructKind.Bucket, null),
+            home => home is BucketHome bucket ? new LocalNamedBucket(name, bucket.Bucket) : throw NameRules.Mismatch(home, NameKind.Bucket, null),
             (link, handle) => new RemoteNamedBucket(name, link, handle),
             cancellationToken);
 }

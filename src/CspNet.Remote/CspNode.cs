@@ -8,6 +8,7 @@ using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.Internal.Workers;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote;
@@ -150,7 +151,7 @@ public sealed partial class CspNode : IAsyncDisposable
 
     // ---- the getters' common path --------------------------------------------------------------
 
-    private readonly record struct EndRequest(string Name, ConstructKind Kind, bool Creates, string ValueType, Role Role, bool Local, int BufferCapacity);
+    private readonly record struct EndRequest(string Name, NameKind Kind, bool Creates, string ValueType, Role Role, bool Local, int BufferCapacity);
 
     private async ValueTask<TEnd> GetAsync<TEnd>(
         EndRequest request,

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote;
@@ -32,6 +33,15 @@ public sealed class CspNodeOptions
     public Uri NameServer { get; set; } = new("http://127.0.0.1:9090");
 
     /// <summary>
+    /// Further addresses of the same NameServer: replicas that share one registry (etcd, see
+    /// docs/NAMESERVER.md). When the NameServer in use is unreachable, calls move to the next
+    /// address at once; the program's lease and names carry over (or are registered again at a
+    /// replica that did not share them). Empty by default. A host name with several addresses in
+    /// <see cref="NameServer"/> works too: each new connection tries them in turn.
+    /// </summary>
+    public IList<Uri> NameServerReplicas { get; } = [];
+
+    /// <summary>
     /// How long a peer program (or the NameServer) may stay silent before every party blocked on it
     /// fails with <see cref="PeerLostException"/>. Default 5 seconds. A program that exits or is killed
     /// is noticed at once; this bound covers a machine or network that disappears without a word.
@@ -59,6 +69,27 @@ public sealed class CspNodeOptions
     /// loopback address: an exposed endpoint must not serve strangers.
     /// </summary>
     public string? ClusterKey { get; set; }
+
+    /// <summary>
+    /// This program's certificate, with its private key, issued by the cluster's authority
+    /// (<see cref="TrustedCertificate"/>) for the address other programs dial (an IP address or DNS
+    /// name in its subject alternative names). When set, this program's endpoint speaks only TLS,
+    /// and the program presents the certificate when it dials other programs (mutual TLS). Required
+    /// when <see cref="Address"/> is not a loopback address: values and the cluster key must not
+    /// cross a network in clear. See docs/DEPLOYING.md.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
+
+    /// <summary>
+    /// The cluster's certificate authority: the links this program dials, the programs that dial
+    /// it and a NameServer at an <c>https://</c> address must present certificates it issued (the
+    /// machine's trusted roots play no part). Set together with <see cref="Certificate"/>; every
+    /// program of the system then speaks TLS.
+    /// </summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
+
+    /// <summary>Whether links between programs speak TLS: this program has a certificate and the cluster's authority.</summary>
+    internal bool UsesTls => Certificate is not null && TrustedCertificate is not null;
 
     /// <summary>
     /// The token this program presents to worker pools (<c>WorkerPoolOptions.Token</c>) when
@@ -119,9 +150,43 @@ public sealed class CspNodeOptions
                 nameof(ClusterKey));
         }
 
+        if ((Certificate is null) != (TrustedCertificate is null))
+        {
+            throw new ArgumentException(
+                "CspNodeOptions.Certificate and TrustedCertificate go together: this program's certificate, and the cluster's authority that issued it and every other program's (docs/DEPLOYING.md).",
+                Certificate is null ? nameof(Certificate) : nameof(TrustedCertificate));
+        }
+
+        if (Certificate is { HasPrivateKey: false })
+        {
+            throw new ArgumentException("CspNodeOptions.Certificate has no private key: load it with its key (for example X509Certificate2.CreateFromPemFile(certificateFile, keyFile)).", nameof(Certificate));
+        }
+
+        if (!System.Net.IPAddress.IsLoopback(ip) && !UsesTls)
+        {
+            throw new ArgumentException(
+                $"Binding to {Address} would send values and the cluster key across the network in clear: set CspNodeOptions.Certificate (this program's, for the address others dial) and TrustedCertificate (the cluster's authority), as docs/DEPLOYING.md shows.",
+                nameof(Certificate));
+        }
+
+        if (!string.IsNullOrEmpty(ClusterKey) && NameServer.Scheme == Uri.UriSchemeHttp && !NameServer.IsLoopback)
+        {
+            throw new ArgumentException(
+                $"The NameServer {NameServer} is reached in clear, and the cluster key would travel with every call: give its https:// address (the NameServer with a certificate from the cluster's authority).",
+                nameof(NameServer));
+        }
+
         if ((ip.Equals(System.Net.IPAddress.Any) || ip.Equals(System.Net.IPAddress.IPv6Any)) && string.IsNullOrEmpty(AdvertisedHost))
         {
             throw new ArgumentException($"Binding to {Address} listens on every interface: set CspNodeOptions.AdvertisedHost to the address other programs should dial.", nameof(AdvertisedHost));
+        }
+
+        foreach (Uri replica in NameServerReplicas)
+        {
+            if (replica is null || !replica.IsAbsoluteUri || (replica.Scheme != Uri.UriSchemeHttp && replica.Scheme != Uri.UriSchemeHttps))
+            {
+                throw new ArgumentException($"CspNodeOptions.NameServerReplicas holds '{replica}', which is not an absolute http:// or https:// address of a NameServer.", nameof(NameServerReplicas));
+            }
         }
 
         if (PeerTimeout <= TimeSpan.Zero || NameServerTimeout <= TimeSpan.Zero)

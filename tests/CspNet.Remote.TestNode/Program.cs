@@ -13,7 +13,19 @@ if (args[1] is "paper-writer" or "paper-reader")
 {
     // Listings 4 and 5 of the CSP.NET paper, one per program, with CspManager.Init on this
     // machine's NameServer port (listing 3): Main returns without CspManager.Shutdown().
-    CspManager.Init("0", new Uri(args[0]).Port.ToString(System.Globalization.CultureInfo.InvariantCulture));
+    var nameServer = new Uri(args[0]);
+    string nameServerPort = nameServer.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
+    if (Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") is { } ip)
+    {
+        // On a host of its own: listing 6's Init, this host's and the NameServer's addresses; the
+        // cluster key and certificates come from the environment (CSPNET_CLUSTER_KEY, CSPNET_CERTIFICATE_FILE...).
+        CspManager.Init("0", nameServerPort, ip, nameServer.Host);
+    }
+    else
+    {
+        CspManager.Init("0", nameServerPort);
+    }
+
     if (args[1] == "paper-writer")
     {
         // paper-writer <channel> <number>: says it is there (below), runs listing 4, returns.
@@ -35,12 +47,29 @@ if (args[1] is "paper-writer" or "paper-reader")
     return 0;
 }
 
-await using CspNode node = await CspNode.StartAsync(new CspNodeOptions
+// On a host of the multi-host rig the test says where to bind, the cluster key (never on a
+// command line), the certificate files (the variables CspManager.Init reads) and the
+// NameServer's replicas through the environment.
+var options = new CspNodeOptions
 {
     NameServer = new Uri(args[0]),
     PeerTimeout = TimeSpan.FromSeconds(3),
     ProgramLabel = $"testnode-{args[1]}-{Environment.ProcessId}",
-});
+    Address = Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") ?? "127.0.0.1",
+    ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
+};
+if (Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE") is { } certificate)
+{
+    options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_KEY_FILE"));
+    options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TRUSTED_CERTIFICATE_FILE")!);
+}
+
+foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAMESERVER_REPLICAS") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries))
+{
+    options.NameServerReplicas.Add(new Uri(replica));
+}
+
+await using CspNode node = await CspNode.StartAsync(options);
 
 string[] a = args[2..];
 try
@@ -116,6 +145,70 @@ try
             catch (PoisonException)
             {
                 Console.WriteLine($"done poisoned after {count}");
+                return 0;
+            }
+        }
+
+        case "write-seq":
+        {
+            // write-seq <kind> <name>: writes 0, 1, 2, ... until a write fails; says how many completed.
+            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            int written = 0;
+            try
+            {
+                while (true)
+                {
+                    await output.WriteAsync(written);
+                    written++;
+                }
+            }
+            catch (Exception e) when (e is PeerLostException or PoisonException)
+            {
+                Console.WriteLine($"done wrote {written} {e.GetType().Name}");
+                return 0;
+            }
+        }
+
+        case "read-seq":
+        case "select-seq":
+        {
+            // read-seq|select-seq <kind> <name>: reads (select-seq: inside an alternation with a
+            // 50 ms timer) until a read fails; every value must be the next of 0, 1, 2, ...
+            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+            Console.WriteLine("ready");
+            var timer = new CSTimer();
+            var alternative = new Alternative([input, timer]);
+            int read = 0;
+            try
+            {
+                while (true)
+                {
+                    if (args[1] == "select-seq")
+                    {
+                        timer.RelativeTimeOut(50);
+                        if (await alternative.PriSelectAsync() != 0)
+                        {
+                            continue;
+                        }
+                    }
+
+                    int value = await input.ReadAsync();
+                    if (value != read)
+                    {
+                        Console.WriteLine($"failed out of order: value {value} where {read} was next");
+                        return 1;
+                    }
+
+                    if (++read == 100)
+                    {
+                        Console.WriteLine("flowing");
+                    }
+                }
+            }
+            catch (Exception e) when (e is PeerLostException or PoisonException)
+            {
+                Console.WriteLine($"done read {read} {e.GetType().Name}");
                 return 0;
             }
         }

@@ -27,18 +27,43 @@ public sealed class LayerDependencyTests
         ["Client"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
         ["Homes"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
         ["Workers"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client"],
-        ["NameServerStatus"] = ["Diagnostics", "Serialization", "Transport", "Naming"],
-        ["Hosting"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers", "NameServerStatus"],
+        ["Hosting"] = ["Diagnostics", "Serialization", "Transport", "Naming", "Client", "Homes", "Workers"],
     };
 
+    // Each package's assembly and the CspNet assemblies it may reference (docs/ARCHITECTURE.md,
+    // Packages): the core knows nothing built on it, and a client never carries the NameServer.
+    public static TheoryData<string, string[]> PackageReferences => new()
+    {
+        { "CspNet", [] },
+        { "CspNet.Extensions.Hosting", ["CspNet"] },
+        { "CspNet.Remote", ["CspNet", "CspNet.Extensions.Hosting"] },
+        { "CspNet.NameServer", ["CspNet", "CspNet.Remote"] },
+        { "CspNet.NameServer.Etcd", ["CspNet", "CspNet.Remote", "CspNet.NameServer"] },
+    };
+
+    [Theory]
+    [MemberData(nameof(PackageReferences))]
+    public void PackageAssembly_References_OnlyTheCspNetAssembliesBelowIt(string name, string[] allowed)
+    {
+        Assembly assembly = Assembly.Load(name);
+
+        string[] extra = [.. assembly.GetReferencedAssemblies().Select(a => a.Name!)
+            .Where(n => n.StartsWith("CspNet.", StringComparison.Ordinal) || n == "CspNet")
+            .Except(allowed)];
+
+        Assert.True(extra.Length == 0, $"{name} references {string.Join(", ", extra)}; the package layers (docs/ARCHITECTURE.md) allow only {string.Join(", ", allowed.DefaultIfEmpty("none"))}.");
+    }
+
     [Fact]
-    public void CoreAssembly_References_NoRemoteAssembly()
+    public void CoreAssembly_References_OnlyTheRuntime()
     {
         Assembly core = typeof(CSPThreadPool).Assembly;
 
-        string[] remote = [.. core.GetReferencedAssemblies().Select(a => a.Name!).Where(n => n.StartsWith("CspNet.", StringComparison.Ordinal))];
+        // The CspNet package has no dependencies: everything it uses ships with .NET itself.
+        string[] outside = [.. core.GetReferencedAssemblies().Select(a => a.Name!)
+            .Where(n => n != "System" && n != "mscorlib" && n != "netstandard" && !n.StartsWith("System.", StringComparison.Ordinal))];
 
-        Assert.True(remote.Length == 0, $"CspNet references {string.Join(", ", remote)}; the core must not know the layers built on it.");
+        Assert.True(outside.Length == 0, $"CspNet references {string.Join(", ", outside)}; the core package must depend on nothing but the runtime (AddCspNet lives in CspNet.Extensions.Hosting).");
     }
 
     [Fact]

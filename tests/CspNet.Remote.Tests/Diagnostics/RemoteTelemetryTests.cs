@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
+using CspNet.NameServer;
 using CspNet.Remote.Diagnostics;
 using CspNet.Remote.NameServer;
 using CspNet.Remote.Tests.Named;

@@ -1,5 +1,5 @@
+using CspNet.NameServer;
 using CspNet.Remote.Hosting;
-using CspNet.Remote.NameServer;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;

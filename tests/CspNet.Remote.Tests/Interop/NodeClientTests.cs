@@ -1,5 +1,5 @@
 using System.Globalization;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
 
 namespace CspNet.Remote.Tests.Interop;

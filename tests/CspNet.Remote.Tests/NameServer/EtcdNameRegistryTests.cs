@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.NameServer.Etcd;
 using CspNet.Remote.NameServer;
 using Microsoft.AspNetCore.Builder;
@@ -224,6 +225,53 @@ public sealed class EtcdNameRegistryTests(EtcdFixture fixture) : IClassFixture<E
         Assert.Equal(Grpc.Core.StatusCode.Unavailable, refused.StatusCode);
         Assert.Contains("etcdctl", refused.Status.Detail, StringComparison.Ordinal);
         Assert.Equal(10_000, reply!.TtlMs);
+    }
+
+    [RegistryFact(Timeout = 60000)]
+    public async Task NameServerClient_ReplicaOnTheSameEtcdTakesOver_KeepsItsLeaseAndNames()
+    {
+        EtcdProcess etcd = await fixture.GetAsync();
+        string prefix = NewPrefix();
+        WebApplication first = await StartEtcdNameServerAsync(etcd, prefix);
+        await using WebApplication replica = await StartEtcdNameServerAsync(etcd, prefix);
+        Uri firstUri = new(first.Urls.First());
+        Uri replicaUri = new(replica.Urls.First());
+        await using var producer = new CspNet.Remote.Internal.Naming.NameServerClient(firstUri, new LinkEndpoint("127.0.0.1", 7001), "producer", new CspNet.Remote.Internal.Naming.NameServerClientOptions
+        {
+            Replicas = [replicaUri],
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+        await producer.StartAsync(CancellationToken.None);
+        string lease = producer.Incarnation;
+        await producer.RegisterAsync(new NameEntry { Name = "numbers", Kind = NameKind.One2One, ValueType = "int32" }, returnExisting: false, CancellationToken.None);
+
+        await first.StopAsync();
+        await first.DisposeAsync();
+        await producer.RenewOnceAsync(CancellationToken.None);
+        await producer.RegisterAsync(new NameEntry { Name = "more", Kind = NameKind.One2One, ValueType = "int32" }, returnExisting: false, CancellationToken.None);
+
+        Assert.Equal(replicaUri, producer.NameServer);
+        Assert.Equal(lease, producer.Incarnation);
+        INameRegistry registry = replica.Services.GetRequiredService<INameRegistry>();
+        Assert.Equal(producer.PublicIncarnation, (await registry.ResolveAsync("numbers", TimeSpan.Zero))?.Incarnation);
+        Assert.Equal(producer.PublicIncarnation, (await registry.ResolveAsync("more", TimeSpan.Zero))?.Incarnation);
+    }
+
+    /// <summary>A NameServer as the program composes it with <c>--registry etcd</c>, on 127.0.0.1 and a free port.</summary>
+    private static async Task<WebApplication> StartEtcdNameServerAsync(EtcdProcess etcd, string prefix)
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
+        builder.WebHost.ConfigureKestrel(k => k.Listen(System.Net.IPAddress.Loopback, 0, l => l.Protocols = Microsoft.AspNetCore.Server.Kestrel.Core.HttpProtocols.Http2));
+        builder.Services.AddCspNameServer();
+        builder.Services.AddCspEtcdNameRegistry(o =>
+        {
+            o.Endpoints = etcd.ClientUrl;
+            o.Prefix = prefix;
+        });
+        WebApplication host = builder.Build();
+        host.MapCspNameServer();
+        await host.StartAsync();
+        return host;
     }
 
     /// <summary>Asks <paramref name="condition"/> until it holds (every 50 ms), failing after <paramref name="limit"/>; returns how long it took.</summary>

@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.NameServer;

@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
 
@@ -146,6 +147,75 @@ public sealed class NameServerClientTests
 
         Assert.NotEqual(before, client.Incarnation);
         Assert.Equal(client.PublicIncarnation, registered.Incarnation);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task RenewOnceAsync_NameServerStoppedWithAReplicaUp_RegistersItsNamesAtTheReplica()
+    {
+        NameServerHost first = await NameServerHost.StartAsync();
+        await using NameServerHost replica = await NameServerHost.StartAsync();
+        await using var producer = new NameServerClient(first.Uri, new LinkEndpoint("127.0.0.1", 7001), "producer", new NameServerClientOptions
+        {
+            Replicas = [replica.Uri],
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+        await producer.StartAsync(CancellationToken.None);
+        await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+        await first.DisposeAsync();
+
+        // The replica does not share the first one's table: it answers NOT_FOUND to the lease,
+        // and the client registers its names there again.
+        await producer.RenewOnceAsync(CancellationToken.None);
+
+        Assert.Equal(replica.Uri, producer.NameServer);
+        NameEntry? resolved = await replica.Registry.ResolveAsync("numbers", TimeSpan.Zero);
+        Assert.Equal(producer.PublicIncarnation, resolved?.Incarnation);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task ResolveAsync_FirstAddressDown_AnswersFromTheReplicaWithoutWaitingForTheTimeout()
+    {
+        NameServerHost gone = await NameServerHost.StartAsync();
+        Uri down = gone.Uri;
+        await gone.DisposeAsync();
+        await using NameServerHost replica = await NameServerHost.StartAsync();
+        await using NameServerClient producer = await StartedClientAsync(replica.Uri, 7001);
+        await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+
+        // A minute of NameServer timeout: only moving on to the replica can answer within the test's timeout.
+        await using var consumer = new NameServerClient(down, new LinkEndpoint("127.0.0.1", 7002), "consumer", new NameServerClientOptions
+        {
+            Replicas = [replica.Uri],
+            NameServerTimeout = TimeSpan.FromMinutes(1),
+            InitialBackoff = TimeSpan.FromSeconds(30),
+            MaxBackoff = TimeSpan.FromSeconds(30),
+        });
+        NameEntry resolved = await consumer.ResolveAsync("numbers", CancellationToken.None);
+
+        Assert.Equal(producer.PublicIncarnation, resolved.Incarnation);
+        Assert.Equal(replica.Uri, consumer.NameServer);
+    }
+
+    [Fact(Timeout = 30000)]
+    public async Task StartAsync_EveryReplicaDown_ThrowsNamingEveryAddress()
+    {
+        NameServerHost a = await NameServerHost.StartAsync();
+        NameServerHost b = await NameServerHost.StartAsync();
+        (Uri first, Uri second) = (a.Uri, b.Uri);
+        await a.DisposeAsync();
+        await b.DisposeAsync();
+        await using var client = new NameServerClient(first, new LinkEndpoint("127.0.0.1", 7001), "lonely", new NameServerClientOptions
+        {
+            Replicas = [second],
+            NameServerTimeout = TimeSpan.FromMilliseconds(500),
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+            MaxBackoff = TimeSpan.FromMilliseconds(50),
+        });
+
+        var e = await Assert.ThrowsAsync<NameServerUnavailableException>(() => client.StartAsync(CancellationToken.None));
+
+        Assert.Contains(first.ToString(), e.Message, StringComparison.Ordinal);
+        Assert.Contains(second.ToString(), e.Message, StringComparison.Ordinal);
     }
 
     [Fact(Timeout = 30000)]

@@ -122,7 +122,7 @@ public sealed class NameServerProcessTests
 
     private static Process Start(params string[] arguments)
     {
-        string program = Path.Combine(RepoRoot(), "NameServer", "bin", Configuration(), TargetFramework(), "CspNet.NameServer.dll");
+        string program = Path.Combine(RepoRoot(), "NameServer", "bin", Configuration(), TargetFramework(), "cspnet-nameserver.dll");
         Assert.True(File.Exists(program), $"{program} does not exist: build the NameServer project (the test project builds it first).");
         string? dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH");
         var start = new ProcessStartInfo(!string.IsNullOrEmpty(dotnet) && File.Exists(dotnet) ? dotnet : "dotnet", [program, .. arguments])

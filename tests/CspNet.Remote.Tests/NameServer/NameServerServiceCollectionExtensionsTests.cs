@@ -1,4 +1,4 @@
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.Extensions.DependencyInjection;

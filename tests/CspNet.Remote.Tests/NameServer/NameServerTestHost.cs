@@ -1,4 +1,4 @@
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using Grpc.Net.Client;
 using Proto = CspNet.Remote.Protocol;
 

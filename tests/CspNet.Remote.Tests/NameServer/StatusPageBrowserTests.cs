@@ -1,4 +1,4 @@
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
 using CspNet.Remote.Workers;
 using Grpc.Core;

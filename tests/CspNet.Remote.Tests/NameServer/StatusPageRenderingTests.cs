@@ -1,5 +1,6 @@
 using System.Text.Json;
-using CspNet.Remote.Internal.NameServerStatus;
+using CspNet.NameServer;
+using CspNet.NameServer.Internal.StatusReporting;
 using CspNet.Remote.NameServer;
 using Microsoft.Extensions.Options;
 

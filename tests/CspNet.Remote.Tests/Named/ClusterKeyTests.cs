@@ -1,5 +1,5 @@
 using System.Net;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 
 namespace CspNet.Remote.Tests.Named;
 

@@ -1,5 +1,5 @@
 using System.Globalization;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using Microsoft.Extensions.Hosting;
 
 namespace CspNet.Remote.Tests.Named;

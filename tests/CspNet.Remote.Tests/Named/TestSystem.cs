@@ -1,4 +1,4 @@
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 
 namespace CspNet.Remote.Tests.Named;
 

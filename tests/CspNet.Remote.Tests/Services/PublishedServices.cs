@@ -47,36 +47,8 @@ public sealed class PublishedServices : IAsyncLifetime
         return Task.CompletedTask;
     }
 
-    private static async Task PublishAsync(string project, string output)
-    {
-        // The configuration the test assembly (and so the services, which it builds first) was built in.
-        string configuration = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar)).Parent!.Name;
-        var start = new ProcessStartInfo(BuildOutput.DotNetExecutable())
-        {
-            ArgumentList = { "publish", Path.Combine(BuildOutput.RepoRoot, project), "--no-build", "-c", configuration, "-o", output, "-nologo", "-v", "q" },
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
-        start.Environment["DOTNET_NOLOGO"] = "1";
-        using var process = Process.Start(start)!;
-        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
-        Task<string> stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(2));
-        try
-        {
-            await process.WaitForExitAsync(timeout.Token);
-        }
-        catch (OperationCanceledException)
-        {
-            process.Kill(entireProcessTree: true);
-            throw new TimeoutException($"dotnet publish {project} took more than 2 minutes.");
-        }
-
-        if (process.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"dotnet publish {project} failed ({process.ExitCode}): build the solution in this configuration first.\n{await stdout}\n{await stderr}");
-        }
-    }
+    private static Task PublishAsync(string project, string output) =>
+        DotNetCommand.RunAsync(
+            ["publish", Path.Combine(BuildOutput.RepoRoot, project), "--no-build", "-c", DotNetCommand.Configuration, "-o", output, "-nologo", "-v", "q"],
+            TimeSpan.FromMinutes(2));
 }

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using CspNet.Remote.NameServer;
+using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
 using Grpc.Health.V1;
 using Grpc.Net.Client;
@@ -18,6 +18,7 @@ namespace CspNet.Remote.Tests.Services;
 /// called "systemd" (or it is PID 1 with NOTIFY_SOCKET set): the stand-in is a shell script of that
 /// name that starts the service as its child and waits for it. A real systemd is not available here.
 /// </remarks>
+[Collection(ServicePrograms.Name)]
 public sealed class ServiceProcessTests(PublishedServices published) : IClassFixture<PublishedServices>
 {
     private const int Timeout = 60_000;
@@ -33,7 +34,7 @@ public sealed class ServiceProcessTests(PublishedServices published) : IClassFix
             return; // systemd, SIGTERM and kill(1): what this test is about exists on Linux only.
         }
 
-        ProcessStartInfo start = SystemdStandIn(Path.Combine(published.NameServer, "CspNet.NameServer.dll"), "--port", "0");
+        ProcessStartInfo start = SystemdStandIn(Path.Combine(published.NameServer, "cspnet-nameserver.dll"), "--port", "0");
         start.Environment["CSPNET_ADDRESS"] = "127.0.0.1";
 
         await RunAndStopAsync(start, static _ => Task.CompletedTask);
@@ -49,7 +50,7 @@ public sealed class ServiceProcessTests(PublishedServices published) : IClassFix
 
         await using NameServerHost names = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
         ProcessStartInfo start = SystemdStandIn(
-            Path.Combine(published.WorkerPool, "CspNet.WorkerPoolService.dll"), "--port", "0", "--nameserver", names.Uri.ToString(), "--workers", "1");
+            Path.Combine(published.WorkerPool, "cspnet-workerpool.dll"), "--port", "0", "--nameserver", names.Uri.ToString(), "--workers", "1");
         start.Environment["CSPNET_WorkerPool__Name"] = "published-pool";
 
         // Logged once the pool is registered at the NameServer.

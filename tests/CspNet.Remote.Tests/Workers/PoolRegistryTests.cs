@@ -1,3 +1,4 @@
+using CspNet.NameServer;
 using CspNet.Remote.NameServer;
 using CspNet.Remote.Tests.NameServer;
 

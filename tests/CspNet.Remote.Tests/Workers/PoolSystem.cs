@@ -1,5 +1,5 @@
+using CspNet.NameServer;
 using CspNet.Remote.Internal.Workers;
-using CspNet.Remote.NameServer;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Workers;

@@ -127,7 +127,22 @@ public sealed class WorkerPoolProgramTests
     public async Task DistParallel_PoolProgramWithTokenAndCallerWithoutIt_RefusedWithALogLine(string? token)
     {
         await using PoolSystem system = await PoolSystem.StartAsync();
-        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token", "right-token");
+        // The token from a file: the program refuses secrets on its command line.
+        string tokenFile = Path.Combine(Path.GetTempPath(), "cspnet-token-" + Guid.NewGuid().ToString("N")[..8]);
+        await File.WriteAllTextAsync(tokenFile, "right-token\n");
+        try
+        {
+            await RunGuardedAsync(system, token, tokenFile);
+        }
+        finally
+        {
+            File.Delete(tokenFile);
+        }
+    }
+
+    private static async Task RunGuardedAsync(PoolSystem system, string? token, string tokenFile)
+    {
+        await using ChildNode pool = await StartPoolAsync(system, "guarded", workers: 1, "--token-file", tokenFile);
         CspNode client = await system.NodeAsync("client", o => o.WorkerPoolToken = token);
         var run = new DistParallel([new FailingJob("must not run")], client);
 
@@ -140,7 +155,7 @@ public sealed class WorkerPoolProgramTests
     [Fact(Timeout = Timeout)]
     public async Task Program_NonLoopbackAddressWithoutToken_RefusesToStart()
     {
-        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "CspNet.WorkerPoolService", "--address", "0.0.0.0", "--advertised-host", "example.invalid", "--port", "0");
+        await using ChildNode pool = ChildNode.StartProgram("WorkerPoolService", "cspnet-workerpool", "--address", "0.0.0.0", "--advertised-host", "example.invalid", "--port", "0");
 
         await pool.WaitForTextAsync("lets anyone who reaches it run code here");
         Assert.Equal(2, await pool.ExitAsync());
@@ -150,7 +165,7 @@ public sealed class WorkerPoolProgramTests
     {
         ChildNode pool = ChildNode.StartProgram(
             "WorkerPoolService",
-            "CspNet.WorkerPoolService",
+            "cspnet-workerpool",
             ["--port", "0", "--nameserver", system.Host.Uri.ToString(), "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture), "--name", name, "--WorkerPool:PeerTimeout", "00:00:02", .. more]);
         try
         {

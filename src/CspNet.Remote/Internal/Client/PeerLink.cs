@@ -3,7 +3,9 @@ using System.Collections.Concurrent;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 using Google.Protobuf;
 using Grpc.Core;
@@ -46,7 +48,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     {
         _node = node;
         Target = $"{host}:{port}";
-        _channel = NodeTransport.CreateChannel(node.Options, new Uri($"http://{FormatHost(host)}:{port}"));
+        _channel = NodeTransport.CreateChannel(node.Options, NodeTransport.PeerAddress(node.Options, host, port));
         // The Link method with this program's marshallers (pooled receive buffers), not the generated client's.
         _call = _channel.CreateCallInvoker().AsyncDuplexStreamingCall(
             LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));
@@ -84,10 +86,8 @@ internal sealed partial class PeerLink : IAsyncDisposable
         }
     }
 
-    private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
-
     /// <summary>Attaches an end to the named construct; throws what the home refused, at the getter.</summary>
-    internal async Task<uint> AttachAsync(string name, ConstructKind kind, string valueType, Role role, CancellationToken cancellationToken)
+    internal async Task<uint> AttachAsync(string name, NameKind kind, string valueType, Role role, CancellationToken cancellationToken)
     {
         uint handle = (uint)Interlocked.Increment(ref _nextHandle);
         var reply = new TaskCompletionSource<Attached>(TaskCreationOptions.RunContinuationsAsynchronously);

@@ -1,6 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Internal.Homes;
@@ -9,7 +10,7 @@ namespace CspNet.Remote.Internal.Homes;
 /// A named barrier hosted here: a core <see cref="CspNet.Barrier"/> whose enrolled count covers the
 /// parties of every program. A remote party's Sync runs as an async Sync here.
 /// </summary>
-internal sealed class BarrierHome(string name, int enrolled) : Home(name, ConstructKind.Barrier, string.Empty, 0)
+internal sealed class BarrierHome(string name, int enrolled) : Home(name, NameKind.Barrier, string.Empty, 0)
 {
     internal Barrier Barrier { get; } = new(enrolled);
 
@@ -37,7 +38,7 @@ internal sealed class BarrierHome(string name, int enrolled) : Home(name, Constr
 }
 
 /// <summary>A named bucket hosted here: a core <see cref="CspNet.Bucket"/>; remote Fall and Flush run on it.</summary>
-internal sealed class BucketHome(string name) : Home(name, ConstructKind.Bucket, string.Empty, 0)
+internal sealed class BucketHome(string name) : Home(name, NameKind.Bucket, string.Empty, 0)
 {
     internal Bucket Bucket { get; } = new();
 

@@ -3,8 +3,10 @@ using System.Buffers;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Serialization;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Internal.Homes;
@@ -24,7 +26,7 @@ internal sealed class ChannelHome<T> : Home
     private readonly Lock _lock = new();
     private string? _singleWriter; // who holds the single writing end, when the kind has one
 
-    internal ChannelHome(string name, ConstructKind kind, IBuffer<T>? buffer, int bufferCapacity, ValueCodec<T>? codec, long maxValueSize)
+    internal ChannelHome(string name, NameKind kind, IBuffer<T>? buffer, int bufferCapacity, ValueCodec<T>? codec, long maxValueSize)
         : base(name, kind, codec?.WireName ?? typeof(T).FullName ?? typeof(T).Name, bufferCapacity)
     {
         _channel = kind.CreateChannel(buffer);

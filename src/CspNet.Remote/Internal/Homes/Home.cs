@@ -3,7 +3,9 @@ using System.Buffers;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 using CspNet.Remote.Protocol;
 using Grpc.Core;
 
@@ -17,7 +19,7 @@ namespace CspNet.Remote.Internal.Homes;
 /// </summary>
 internal abstract class Home
 {
-    protected Home(string name, ConstructKind kind, string valueType, int bufferCapacity)
+    protected Home(string name, NameKind kind, string valueType, int bufferCapacity)
     {
         Name = name;
         Kind = kind;
@@ -27,7 +29,7 @@ internal abstract class Home
 
     internal string Name { get; }
 
-    internal ConstructKind Kind { get; }
+    internal NameKind Kind { get; }
 
     internal string ValueType { get; }
 

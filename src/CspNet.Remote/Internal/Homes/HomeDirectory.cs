@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
 using CspNet.Remote.NameServer;
 
@@ -84,7 +85,7 @@ internal sealed class HomeDirectory
 
     private static NameAlreadyRegisteredException AlreadyExists(Home existing) =>
         new($"{Capitalized(NameRules.WithArticle(existing.Kind.WireName()))} named '{existing.Name}' already exists in this program. Names are unique: " +
-            (existing.Kind.CreatedBy(reader: true) && existing.Kind != ConstructKind.Barrier
+            (existing.Kind.CreatedBy(reader: true) && existing.Kind != NameKind.Barrier
                 ? "get the other end, or choose another name."
                 : "join it (the getter without creation arguments), or choose another name."));
 

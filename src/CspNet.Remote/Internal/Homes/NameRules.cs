@@ -1,6 +1,7 @@
 using System;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.Internal.Transport;
+using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Internal.Homes;
 
@@ -10,7 +11,7 @@ internal static class NameRules
     /// <summary>Checked at the getter with the NameServer's own rules, so a bad name fails here, not there.</summary>
     internal static void Validate(string name) => NameValidation.Name(name);
 
-    internal static InvalidOperationException Mismatch(Home home, ConstructKind kind, Type? valueType) =>
+    internal static InvalidOperationException Mismatch(Home home, NameKind kind, Type? valueType) =>
         Mismatch(home.Name, home.Kind.WireName(), home.ValueType, kind.WireName(), valueType?.FullName ?? string.Empty);
 
     /// <summary>A name asked for as another kind or value type than it was created with.</summary>

@@ -20,6 +20,9 @@ internal static class NameServerClients
                 NameServerTimeout = runtime.Options.NameServerTimeout,
                 LoggerFactory = runtime.Options.LoggerFactory,
                 ClusterKey = runtime.Options.ClusterKey,
+                Replicas = [.. runtime.Options.NameServerReplicas],
+                TrustedCertificate = runtime.Options.TrustedCertificate,
+                Certificate = runtime.Options.Certificate,
             });
 
     /// <summary>Registers a name hosted here; Created is false when another program already hosts it (joining kinds).</summary>

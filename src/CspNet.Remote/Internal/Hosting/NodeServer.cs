@@ -1,6 +1,7 @@
 using System;
 using System.Linq;
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
@@ -11,6 +12,7 @@ using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.AspNetCore.Server.Kestrel.Https;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -19,7 +21,8 @@ namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
 /// The gRPC endpoint of one program: Kestrel, HTTP/2 only (h2c: clients speak HTTP/2 without TLS
-/// upgrade, which needs an HTTP/2-only endpoint), serving the Link service.
+/// upgrade, which needs an HTTP/2-only endpoint; with the cluster's certificates, HTTP/2 over mutual
+/// TLS), serving the Link service.
 /// </summary>
 internal sealed class NodeServer : IAsyncDisposable
 {
@@ -46,7 +49,21 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
-            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen => listen.Protocols = HttpProtocols.Http2);
+            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen =>
+            {
+                listen.Protocols = HttpProtocols.Http2;
+                if (options.UsesTls)
+                {
+                    // Mutual TLS: only programs with a certificate from the cluster's authority get in.
+                    X509Certificate2 authority = options.TrustedCertificate!;
+                    listen.UseHttps(https =>
+                    {
+                        https.ServerCertificate = options.Certificate;
+                        https.ClientCertificateMode = ClientCertificateMode.RequireCertificate;
+                        https.ClientCertificateValidation = (certificate, _, _) => ClusterTls.IsValidClient(certificate, authority);
+                    });
+                }
+            });
             kestrel.AddServerHeader = false;
             kestrel.Limits.MaxRequestBodySize = null; // a Link stream lives as long as the program
             kestrel.Limits.MinRequestBodyDataRate = null; // and may be idle for hours between values

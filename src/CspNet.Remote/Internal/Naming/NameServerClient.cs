@@ -17,10 +17,9 @@ namespace CspNet.Remote.Internal.Naming;
 /// <summary>This program's connection to the NameServer: its lease, its names, and look-ups.</summary>
 /// <remarks>
 /// <para>
-/// The client holds one lease, renewed every third of its time to live by a timer loop. When a
-/// renewal (or any call under the lease) answers NOT_FOUND, the NameServer restarted or the lease
-/// expired: the client opens a new lease, registers every name it holds again and raises
-/// <see cref="IncarnationChanged"/>. Calls under the lease are serialised by one gate, so a
+/// This file holds the calls a program makes (register, resolve, pools) and the retry policy
+/// every call shares; keeping the lease (opening, renewing, re-registering after it was lost) is
+/// in NameServerClient.Lease.cs. Calls under the lease are serialised by one gate, so a
 /// re-registration never races a registration.
 /// </para>
 /// <para>
@@ -28,11 +27,20 @@ namespace CspNet.Remote.Internal.Naming;
 /// up with <see cref="NameServerUnavailableException"/> once it has been unreachable for
 /// <see cref="NameServerClientOptions.NameServerTimeout"/> without a break.
 /// </para>
+/// <para>
+/// Given replicas (<see cref="NameServerClientOptions.Replicas"/>), a call that finds its
+/// NameServer unreachable moves to the next address at once, and backs off only after every
+/// address has failed in turn. Replicas on one etcd share the lease, so renewals go on where they
+/// were; an unshared replica answers NOT_FOUND and the client registers its names there again,
+/// as after a restart.
+/// </para>
 /// </remarks>
 internal sealed partial class NameServerClient : IAsyncDisposable
 {
-    private readonly Proto.NameServer.NameServerClient _client;
-    private readonly GrpcChannel _channel;
+    private readonly Replica[] _replicas;
+
+    // The replica calls go to; moved on (never back) when one is found unreachable.
+    private int _current;
     private readonly LinkEndpoint _link;
     private readonly string _programLabel;
     private readonly NameServerClientOptions _options;
@@ -41,47 +49,62 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     private readonly SemaphoreSlim _gate = new(1, 1);
     private readonly CancellationTokenSource _disposing = new();
 
-    // Guarded by _gate: the names to register again under a new lease, as the program asked for them.
-    private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
-    private bool _reregistrationPending;
-
-    // Guarded by _gate: the worker pool registered under the lease (if any), with its latest free count.
-    private WorkerPoolEntry? _pool;
-
-    private volatile string? _leaseId;
-    private TimeSpan _ttl;
-    private Task _renewLoop = Task.CompletedTask;
     private int _disposed;
 
     public NameServerClient(Uri nameServer, LinkEndpoint link, string programLabel, NameServerClientOptions? options = null)
     {
-        ArgumentNullException.ThrowIfNull(nameServer);
-        if (!nameServer.IsAbsoluteUri || (nameServer.Scheme != Uri.UriSchemeHttp && nameServer.Scheme != Uri.UriSchemeHttps))
-        {
-            throw new ArgumentException($"The NameServer address '{nameServer}' is not an absolute http:// or https:// address.", nameof(nameServer));
-        }
-
+        CheckAddress(nameServer, nameof(nameServer));
         NameValidation.Endpoint(link, nameof(link));
         NameValidation.ProgramLabel(programLabel);
-        NameServer = nameServer;
         _link = link;
         _programLabel = programLabel;
         _options = options ?? new NameServerClientOptions();
         _time = _options.TimeProvider;
         _logger = _options.LoggerFactory?.CreateLogger<NameServerClient>() ?? (ILogger)NullLogger.Instance;
+        var addresses = new List<Uri>(1 + _options.Replicas.Count) { nameServer };
+        foreach (Uri replica in _options.Replicas)
+        {
+            CheckAddress(replica, nameof(options));
+            if (!addresses.Contains(replica))
+            {
+                addresses.Add(replica);
+            }
+        }
+
+        if (addresses.Count > 1 && _options.HttpHandler is not null)
+        {
+            throw new ArgumentException("A NameServerClient with replicas creates one HTTP handler per replica: leave HttpHandler unset.", nameof(options));
+        }
+
+        _replicas = addresses.ConvertAll(CreateReplica).ToArray();
+    }
+
+    private Replica CreateReplica(Uri address)
+    {
         HttpMessageHandler handler = _options.HttpHandler ?? new SocketsHttpHandler
         {
             // A NameServer that is down must fail a call quickly, so that the retry loop decides.
             ConnectTimeout = _options.CallTimeout,
             EnableMultipleHttp2Connections = true,
             PooledConnectionIdleTimeout = Timeout.InfiniteTimeSpan,
+
+            // A NameServer host that vanished (cut off, powered down) never closes the connection:
+            // pings find it, so a call waiting on it fails and moves to a replica.
+            KeepAlivePingDelay = _options.CallTimeout,
+            KeepAlivePingTimeout = _options.CallTimeout,
+            KeepAlivePingPolicy = HttpKeepAlivePingPolicy.Always,
         };
+        if (handler is SocketsHttpHandler sockets && address.Scheme == Uri.UriSchemeHttps && _options.TrustedCertificate is { } authority)
+        {
+            sockets.SslOptions = ClusterTls.ClientOptions(authority, _options.Certificate);
+        }
+
         if (_options.ClusterKey is { Length: > 0 } key)
         {
             handler = new ClusterKeyHandler(key, handler);
         }
 
-        _channel = GrpcChannel.ForAddress(nameServer, new GrpcChannelOptions
+        var channel = GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
             DisposeHttpClient = true,
@@ -90,14 +113,26 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             // Not ThrowOperationCanceledOnCancellation: it turns DEADLINE_EXCEEDED into an
             // OperationCanceledException too, and Resolve's DEADLINE_EXCEEDED means "ask again".
         });
-        _client = new Proto.NameServer.NameServerClient(_channel);
+        return new Replica(address, channel, new Proto.NameServer.NameServerClient(channel));
+    }
+
+    private static void CheckAddress(Uri address, string parameter)
+    {
+        ArgumentNullException.ThrowIfNull(address, parameter);
+        if (!address.IsAbsoluteUri || (address.Scheme != Uri.UriSchemeHttp && address.Scheme != Uri.UriSchemeHttps))
+        {
+            throw new ArgumentException($"The NameServer address '{address}' is not an absolute http:// or https:// address.", parameter);
+        }
     }
 
     /// <summary>Raised, off the gate, when the client had to open a new lease (old, new incarnation); it has registered its names again, or will at the next renewal if that failed part-way.</summary>
     public event Action<string, string>? IncarnationChanged;
 
-    /// <summary>The NameServer's address.</summary>
-    public Uri NameServer { get; }
+    /// <summary>The address of the NameServer (replica) calls go to now.</summary>
+    public Uri NameServer => _replicas[Volatile.Read(ref _current)].Address;
+
+    /// <summary>The gRPC client of the replica calls go to now.</summary>
+    private Proto.NameServer.NameServerClient CurrentClient => _replicas[Volatile.Read(ref _current)].Client;
 
     /// <summary>This program's incarnation: its current lease id.</summary>
     /// <exception cref="InvalidOperationException">The client has not started.</exception>
@@ -105,28 +140,6 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
     /// <summary>The incarnation other programs see in this program's entries (derived from the lease id, which stays secret).</summary>
     public string PublicIncarnation => Incarnations.Of(Incarnation);
-
-    /// <summary>Opens the lease and starts renewing it.</summary>
-    public async Task StartAsync(CancellationToken cancellationToken)
-    {
-        ObjectDisposedException.ThrowIf(_disposed != 0, this);
-        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            if (_leaseId is not null)
-            {
-                throw new InvalidOperationException("The NameServer client has already started.");
-            }
-
-            await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
-        }
-        finally
-        {
-            _gate.Release();
-        }
-
-        _renewLoop = RenewLoopAsync(_disposing.Token);
-    }
 
     /// <summary>Registers a name under this program's lease and remembers it for re-registration.</summary>
     /// <returns>The registered entry, or the existing one when <paramref name="returnExisting"/> is set and the name was taken.</returns>
@@ -177,7 +190,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         {
             _registered.Remove(name);
             var request = new Proto.UnregisterRequest { LeaseId = Incarnation, Name = name };
-            await CallAsync(o => _client.UnregisterAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            await CallAsync(o => CurrentClient.UnregisterAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
         {
@@ -239,7 +252,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             try
             {
                 var request = new Proto.UpdatePoolRequest { LeaseId = Incarnation, FreeWorkers = freeWorkers };
-                await CallAsync(o => _client.UpdatePoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+                await CallAsync(o => CurrentClient.UpdatePoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
             }
             catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
             {
@@ -263,7 +276,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         Proto.ListPoolsReply reply;
         try
         {
-            reply = await CallAsync(o => _client.ListPoolsAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            reply = await CallAsync(o => CurrentClient.ListPoolsAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         }
         catch (RpcException e)
         {
@@ -311,7 +324,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             long started = _time.GetTimestamp();
             try
             {
-                Proto.ResolveReply reply = await CallAsync(o => _client.ResolveAsync(request, o), deadline, cancellationToken).ConfigureAwait(false);
+                Proto.ResolveReply reply = await CallAsync(o => CurrentClient.ResolveAsync(request, o), deadline, cancellationToken, answerWaits: true).ConfigureAwait(false);
                 return NameProtocol.FromProto(reply.Entry);
             }
             catch (RpcException e) when (e.StatusCode is StatusCode.DeadlineExceeded or StatusCode.NotFound)
@@ -328,35 +341,6 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 throw Translate(e);
             }
-        }
-    }
-
-    /// <summary>Renews the lease once; on NOT_FOUND opens a new lease and registers every name again.</summary>
-    /// <remarks>The renewal loop's step; tests call it to renew at a moment of their choosing.</remarks>
-    internal async Task RenewOnceAsync(CancellationToken cancellationToken)
-    {
-        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
-        string? before = _leaseId;
-        try
-        {
-            try
-            {
-                var request = new Proto.RenewRequest { LeaseId = Incarnation };
-                Proto.RenewReply reply = await CallAsync(o => _client.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
-                _ttl = TimeToLive(reply.TtlMs);
-                if (_reregistrationPending)
-                {
-                    await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
-                }
-            }
-            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
-            {
-                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
-            }
-        }
-        finally
-        {
-            ReleaseGate(before);
         }
     }
 
@@ -377,7 +361,7 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 // One attempt: a NameServer that is down will expire the lease by itself.
                 var request = new Proto.CloseLeaseRequest { LeaseId = leaseId };
-                await _client.CloseLeaseAsync(request, deadline: DateTime.UtcNow + _options.CallTimeout).ResponseAsync.ConfigureAwait(false);
+                await CurrentClient.CloseLeaseAsync(request, deadline: DateTime.UtcNow + _options.CallTimeout).ResponseAsync.ConfigureAwait(false);
             }
         }
         catch (RpcException e)
@@ -389,112 +373,45 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             _gate.Release();
 
             // _disposing stays undisposed: a resolve that is ending may still link to its token.
-            _channel.Dispose();
-        }
-    }
-
-    private async Task RenewLoopAsync(CancellationToken cancellationToken)
-    {
-        bool failed = false;
-        while (true)
-        {
-            // A third of the time to live, as the protocol asks; after a failure, a sixth, so a
-            // short outage still leaves another try before the lease expires.
-            TimeSpan interval = _ttl / (failed ? 6 : 3);
-            try
+            foreach (Replica replica in _replicas)
             {
-                await Task.Delay(interval, _time, cancellationToken).ConfigureAwait(false);
-                await RenewOnceAsync(cancellationToken).ConfigureAwait(false);
-                failed = false;
-            }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-            {
-                return;
-            }
-            catch (Exception e) when (e is RpcException or NameServerUnavailableException)
-            {
-                failed = true;
-                LogRenewFailed(_logger, NameServer, e.Message);
+                replica.Channel.Dispose();
             }
         }
-    }
-
-    private async Task OpenLeaseLockedAsync(CancellationToken cancellationToken)
-    {
-        var request = new Proto.OpenLeaseRequest { Endpoint = NameProtocol.ToProto(_link), Program = _programLabel };
-        Proto.OpenLeaseReply reply;
-        try
-        {
-            reply = await CallAsync(o => _client.OpenLeaseAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
-        }
-        catch (RpcException e)
-        {
-            throw Translate(e);
-        }
-
-        _ttl = TimeToLive(reply.TtlMs);
-        _leaseId = reply.LeaseId;
-        LogLeaseOpened(_logger, reply.LeaseId, NameServer, _ttl);
-    }
-
-    private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
-    {
-        LogLeaseLost(_logger, Incarnation, NameServer, _registered.Count);
-        await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
-        await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
-    }
-
-    private async Task RegisterAllLockedAsync(CancellationToken cancellationToken)
-    {
-        // Pending until every name is back: a failure part-way is finished by the next renewal.
-        // Registering a name again under the same lease is harmless, so a repeat costs nothing.
-        _reregistrationPending = true;
-        foreach (NameEntry entry in new List<NameEntry>(_registered.Values))
-        {
-            try
-            {
-                await RegisterLockedAsync(entry, returnExisting: false, cancellationToken).ConfigureAwait(false);
-            }
-            catch (RpcException e) when (e.StatusCode == StatusCode.AlreadyExists)
-            {
-                // Another program took the name while this one's lease was gone; it is theirs now.
-                _registered.Remove(entry.Name);
-                LogNameLost(_logger, entry.Name, e.Status.Detail);
-            }
-        }
-
-        if (_pool is not null)
-        {
-            await RegisterPoolLockedAsync(cancellationToken).ConfigureAwait(false);
-        }
-
-        _reregistrationPending = false;
     }
 
     private async Task<WorkerPoolEntry> RegisterPoolLockedAsync(CancellationToken cancellationToken)
     {
         var request = new Proto.RegisterPoolRequest { LeaseId = Incarnation, Pool = NameProtocol.ToProto(_pool!) };
-        Proto.RegisterPoolReply reply = await CallAsync(o => _client.RegisterPoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+        Proto.RegisterPoolReply reply = await CallAsync(o => CurrentClient.RegisterPoolAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
         return NameProtocol.FromProto(reply.Pool);
     }
 
     private Task<Proto.RegisterReply> RegisterLockedAsync(NameEntry entry, bool returnExisting, CancellationToken cancellationToken)
     {
         var request = new Proto.RegisterRequest { LeaseId = Incarnation, Entry = NameProtocol.ToProto(entry), ReturnExisting = returnExisting };
-        return CallAsync(o => _client.RegisterAsync(request, o), _options.CallTimeout, cancellationToken);
+        return CallAsync(o => CurrentClient.RegisterAsync(request, o), _options.CallTimeout, cancellationToken);
     }
 
     /// <summary>Makes one call, retrying while the NameServer is unreachable; other failures are thrown as they come.</summary>
-    private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <remarks>
+    /// A call whose answer does not wait (<paramref name="answerWaits"/> false) and misses its
+    /// deadline found no NameServer either: the host may be cut off with the connection still open.
+    /// </remarks>
+    private async Task<TReply> CallAsync<TReply>(Func<CallOptions, AsyncUnaryCall<TReply>> call, TimeSpan timeout, CancellationToken cancellationToken, bool answerWaits = false)
     {
         long? unreachableSince = null;
 
         // The first retry is immediate: the usual failure after a NameServer restart is a pooled
         // connection the old server closed, and a new connection succeeds at once.
         TimeSpan backoff = TimeSpan.Zero;
+
+        // Replicas tried in a row without an answer: back off only once every one has failed.
+        int failedInRound = 0;
         while (true)
         {
             var options = new CallOptions(deadline: DateTime.UtcNow + timeout, cancellationToken: cancellationToken);
+            int replica = Volatile.Read(ref _current);
             try
             {
                 return await call(options).ResponseAsync.ConfigureAwait(false);
@@ -503,16 +420,33 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             {
                 throw new OperationCanceledException(e.Status.Detail, e, cancellationToken);
             }
-            catch (RpcException e) when (IsUnreachable(e))
+            catch (RpcException e) when (IsUnreachable(e) || (e.StatusCode == StatusCode.DeadlineExceeded && !answerWaits && !cancellationToken.IsCancellationRequested))
             {
                 long now = _time.GetTimestamp();
                 unreachableSince ??= now;
                 if (_time.GetElapsedTime(unreachableSince.Value, now) >= _options.NameServerTimeout)
                 {
                     throw new NameServerUnavailableException(
-                        $"Program '{_programLabel}' cannot reach the NameServer at {NameServer} (no answer for {_options.NameServerTimeout.TotalSeconds:0.###} s). " +
+                        $"Program '{_programLabel}' cannot reach the NameServer at {Addresses()} (no answer for {_options.NameServerTimeout.TotalSeconds:0.###} s). " +
                         "Check that a NameServer runs there (cspnet-nameserver --port PORT, or NameServerHost) and that CspNodeOptions.NameServer " +
                         "(or CspManager.Init's nameServerPort and nameServerIp) names its address; the transport's own error is the inner exception.", e);
+                }
+
+                if (_replicas.Length > 1)
+                {
+                    // Another call may have moved on already; move only from the replica that failed.
+                    int next = (replica + 1) % _replicas.Length;
+                    if (Interlocked.CompareExchange(ref _current, next, replica) == replica)
+                    {
+                        LogFailedOver(_logger, _replicas[replica].Address, _replicas[next].Address, e.Status.Detail);
+                    }
+
+                    if (++failedInRound < _replicas.Length)
+                    {
+                        continue;
+                    }
+
+                    failedInRound = 0;
                 }
 
                 LogRetrying(_logger, NameServer, backoff, e.Status.Detail);
@@ -521,10 +455,6 @@ internal sealed partial class NameServerClient : IAsyncDisposable
             }
         }
     }
-
-    /// <summary>The lease's time to live as the server gave it, within the range the server may configure.</summary>
-    /// <remarks>A time to live of 0 would make the renewal loop spin; the server never sends one, but a client must not trust that.</remarks>
-    private static TimeSpan TimeToLive(long ms) => TimeSpan.FromMilliseconds(Math.Clamp(ms, 100, 86_400_000));
 
     /// <summary>Whether a call failed for want of a NameServer rather than by its answer.</summary>
     /// <remarks>
@@ -545,28 +475,14 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         _ => new NameServerUnavailableException($"The NameServer at {NameServer} failed the call with {e.StatusCode}: {e.Status.Detail}", e),
     };
 
-    /// <summary>Leaves the gate; then, if the lease changed while it was held, says so (off the gate, so handlers may call back).</summary>
-    private void ReleaseGate(string? leaseBefore)
-    {
-        string? leaseAfter = _leaseId;
-        _gate.Release();
-        if (leaseBefore is not null && leaseAfter is not null && leaseAfter != leaseBefore)
-        {
-            IncarnationChanged?.Invoke(leaseBefore, leaseAfter);
-        }
-    }
+    /// <summary>Every address this client may call, for messages.</summary>
+    private string Addresses() => string.Join(" or ", Array.ConvertAll(_replicas, r => r.Address.ToString()));
 
-    [LoggerMessage(20, LogLevel.Information, "Lease {LeaseId} opened at the NameServer {NameServer} (time to live {Ttl})")]
-    private static partial void LogLeaseOpened(ILogger logger, string leaseId, Uri nameServer, TimeSpan ttl);
+    [LoggerMessage(26, LogLevel.Warning, "The NameServer {From} is unreachable; calls go to its replica {To} now: {Detail}")]
+    private static partial void LogFailedOver(ILogger logger, Uri from, Uri to, string detail);
 
-    [LoggerMessage(21, LogLevel.Warning, "Lease {LeaseId} is gone at the NameServer {NameServer} (restarted, or the lease expired); opening a new one and registering {NameCount} names again")]
-    private static partial void LogLeaseLost(ILogger logger, string leaseId, Uri nameServer, int nameCount);
-
-    [LoggerMessage(22, LogLevel.Warning, "The name '{Name}' could not be registered again: {Detail}")]
-    private static partial void LogNameLost(ILogger logger, string name, string detail);
-
-    [LoggerMessage(23, LogLevel.Warning, "Renewing the lease at the NameServer {NameServer} failed: {Message}")]
-    private static partial void LogRenewFailed(ILogger logger, Uri nameServer, string message);
+    /// <summary>One NameServer address with its channel.</summary>
+    private sealed record Replica(Uri Address, GrpcChannel Channel, Proto.NameServer.NameServerClient Client);
 
     [LoggerMessage(24, LogLevel.Debug, "The NameServer {NameServer} is unreachable; retrying in {Backoff}: {Detail}")]
     private static partial void LogRetrying(ILogger logger, Uri nameServer, TimeSpan backoff, string detail);

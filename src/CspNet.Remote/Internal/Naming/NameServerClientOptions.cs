@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Net.Http;
 using Microsoft.Extensions.Logging;
 
@@ -30,6 +31,15 @@ internal sealed class NameServerClientOptions
 
     /// <summary>The HTTP handler for the gRPC channel; a <see cref="SocketsHttpHandler"/> when <see langword="null"/>.</summary>
     public HttpMessageHandler? HttpHandler { get; set; }
+
+    /// <summary>Further addresses of the same NameServer (replicas on one registry), tried in order when the first is unreachable.</summary>
+    public IReadOnlyList<Uri> Replicas { get; set; } = [];
+
+    /// <summary>The cluster's authority: a NameServer at an https:// address must present a certificate it issued (null: the machine's roots).</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? TrustedCertificate { get; set; }
+
+    /// <summary>The certificate this program presents to a NameServer that asks for one (mutual TLS).</summary>
+    public System.Security.Cryptography.X509Certificates.X509Certificate2? Certificate { get; set; }
 
     /// <summary>The cluster key sent with every call, if the NameServer requires one.</summary>
     public string? ClusterKey { get; set; }

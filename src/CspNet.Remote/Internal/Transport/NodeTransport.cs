@@ -20,11 +20,16 @@ internal static class NodeTransport
     internal const int WindowSize = 16 << 20;
 
     /// <summary>
-    /// The keep-alive ping delay and timeout for a peer timeout: half of it each (at least a
-    /// second), so a peer that stops answering pings is given up within about the peer timeout.
+    /// The keep-alive ping delay and timeout for a peer timeout, so that a peer that stops answering
+    /// is given up within about the peer timeout: Kestrel and SocketsHttpHandler look at their ping
+    /// timers once a second, which can add a second to the delay and another to the timeout, so
+    /// each gets half of what is left after those two (at least a second).
     /// </summary>
-    internal static TimeSpan KeepAliveInterval(TimeSpan peerTimeout) =>
-        peerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : peerTimeout / 2;
+    internal static TimeSpan KeepAliveInterval(TimeSpan peerTimeout)
+    {
+        TimeSpan half = (peerTimeout - TimeSpan.FromSeconds(2)) / 2;
+        return half < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : half;
+    }
 
     /// <summary>
     /// A client handler whose connections fail within about <see cref="CspNodeOptions.PeerTimeout"/>
@@ -52,6 +57,11 @@ internal static class NodeTransport
         handler.InitialHttp2StreamWindowSize = WindowSize;
         handler.EnableMultipleHttp2Connections = true;
         handler.PooledConnectionIdleTimeout = System.Threading.Timeout.InfiniteTimeSpan;
+        if (options.UsesTls)
+        {
+            handler.SslOptions = ClusterTls.ClientOptions(options.TrustedCertificate!, options.Certificate);
+        }
+
         return GrpcChannel.ForAddress(address, new GrpcChannelOptions
         {
             HttpHandler = handler,
@@ -60,6 +70,12 @@ internal static class NodeTransport
             MaxSendMessageSize = MessageLimit(options),
         });
     }
+
+    /// <summary>The address of a peer's endpoint: https when the system speaks TLS.</summary>
+    internal static Uri PeerAddress(CspNodeOptions options, string host, int port) =>
+        new($"{(options.UsesTls ? "https" : "http")}://{FormatHost(host)}:{port}");
+
+    private static string FormatHost(string host) => host.Contains(':', StringComparison.Ordinal) && !host.StartsWith('[') ? $"[{host}]" : host;
 
     /// <summary>Largest single gRPC message: one chunk plus its frame.</summary>
     internal static int MessageLimit(CspNodeOptions options) => options.ChunkSize + (64 << 10);

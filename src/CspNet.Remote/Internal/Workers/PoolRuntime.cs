@@ -133,6 +133,11 @@ internal sealed partial class PoolRuntime : IHostedLifecycleService, IAsyncDispo
                     PeerTimeout = _options.PeerTimeout,
                     LoggerFactory = LoggerFactory,
                     ProgramLabel = "workerpool " + Name,
+
+                    // Shipped processes link to other programs like any program: over TLS with the
+                    // pool's certificate when the cluster's authority is the one it trusts.
+                    Certificate = _options.ClientCertificateAuthority is null ? null : _options.Certificate,
+                    TrustedCertificate = _options.Certificate is null ? null : _options.ClientCertificateAuthority,
                 },
                 cancellationToken).ConfigureAwait(false);
             _node = node;

@@ -1,0 +1,187 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.NameServer;
+using Grpc.Core;
+using Microsoft.Extensions.Logging;
+using Proto = CspNet.Remote.Protocol;
+
+namespace CspNet.Remote.Internal.Naming;
+
+/// <summary>The lease keeping of the NameServer client.</summary>
+/// <remarks>
+/// The client holds one lease, renewed every third of its time to live by a timer loop. When a
+/// renewal (or any call under the lease) answers NOT_FOUND, the NameServer restarted or the lease
+/// expired: the client opens a new lease, registers every name (and the pool) it holds again and
+/// raises <see cref="IncarnationChanged"/>. Methods named <c>*LockedAsync</c> run with the gate held.
+/// </remarks>
+internal sealed partial class NameServerClient
+{
+    // Guarded by _gate: the names to register again under a new lease, as the program asked for them.
+    private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
+    private bool _reregistrationPending;
+
+    // Guarded by _gate: the worker pool registered under the lease (if any), with its latest free count.
+    private WorkerPoolEntry? _pool;
+
+    private volatile string? _leaseId;
+    private TimeSpan _ttl;
+    private Task _renewLoop = Task.CompletedTask;
+
+    /// <summary>Opens the lease and starts renewing it.</summary>
+    public async Task StartAsync(CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(_disposed != 0, this);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            if (_leaseId is not null)
+            {
+                throw new InvalidOperationException("The NameServer client has already started.");
+            }
+
+            await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+
+        _renewLoop = RenewLoopAsync(_disposing.Token);
+    }
+
+    /// <summary>Renews the lease once; on NOT_FOUND opens a new lease and registers every name again.</summary>
+    /// <remarks>The renewal loop's step; tests call it to renew at a moment of their choosing.</remarks>
+    internal async Task RenewOnceAsync(CancellationToken cancellationToken)
+    {
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        string? before = _leaseId;
+        try
+        {
+            try
+            {
+                var request = new Proto.RenewRequest { LeaseId = Incarnation };
+                Proto.RenewReply reply = await CallAsync(o => CurrentClient.RenewAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+                _ttl = TimeToLive(reply.TtlMs);
+                if (_reregistrationPending)
+                {
+                    await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
+                }
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
+            {
+                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+            }
+        }
+        finally
+        {
+            ReleaseGate(before);
+        }
+    }
+
+    private async Task RenewLoopAsync(CancellationToken cancellationToken)
+    {
+        bool failed = false;
+        while (true)
+        {
+            // A third of the time to live, as the protocol asks; after a failure, a sixth, so a
+            // short outage still leaves another try before the lease expires.
+            TimeSpan interval = _ttl / (failed ? 6 : 3);
+            try
+            {
+                await Task.Delay(interval, _time, cancellationToken).ConfigureAwait(false);
+                await RenewOnceAsync(cancellationToken).ConfigureAwait(false);
+                failed = false;
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e) when (e is RpcException or NameServerUnavailableException)
+            {
+                failed = true;
+                LogRenewFailed(_logger, NameServer, e.Message);
+            }
+        }
+    }
+
+    private async Task OpenLeaseLockedAsync(CancellationToken cancellationToken)
+    {
+        var request = new Proto.OpenLeaseRequest { Endpoint = NameProtocol.ToProto(_link), Program = _programLabel };
+        Proto.OpenLeaseReply reply;
+        try
+        {
+            reply = await CallAsync(o => CurrentClient.OpenLeaseAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (RpcException e)
+        {
+            throw Translate(e);
+        }
+
+        _ttl = TimeToLive(reply.TtlMs);
+        _leaseId = reply.LeaseId;
+        LogLeaseOpened(_logger, reply.LeaseId, NameServer, _ttl);
+    }
+
+    private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
+    {
+        LogLeaseLost(_logger, Incarnation, NameServer, _registered.Count);
+        await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+        await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task RegisterAllLockedAsync(CancellationToken cancellationToken)
+    {
+        // Pending until every name is back: a failure part-way is finished by the next renewal.
+        // Registering a name again under the same lease is harmless, so a repeat costs nothing.
+        _reregistrationPending = true;
+        foreach (NameEntry entry in new List<NameEntry>(_registered.Values))
+        {
+            try
+            {
+                await RegisterLockedAsync(entry, returnExisting: false, cancellationToken).ConfigureAwait(false);
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.AlreadyExists)
+            {
+                // Another program took the name while this one's lease was gone; it is theirs now.
+                _registered.Remove(entry.Name);
+                LogNameLost(_logger, entry.Name, e.Status.Detail);
+            }
+        }
+
+        if (_pool is not null)
+        {
+            await RegisterPoolLockedAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        _reregistrationPending = false;
+    }
+
+    /// <summary>The lease's time to live as the server gave it, within the range the server may configure.</summary>
+    /// <remarks>A time to live of 0 would make the renewal loop spin; the server never sends one, but a client must not trust that.</remarks>
+    private static TimeSpan TimeToLive(long ms) => TimeSpan.FromMilliseconds(Math.Clamp(ms, 100, 86_400_000));
+
+    /// <summary>Leaves the gate; then, if the lease changed while it was held, says so (off the gate, so handlers may call back).</summary>
+    private void ReleaseGate(string? leaseBefore)
+    {
+        string? leaseAfter = _leaseId;
+        _gate.Release();
+        if (leaseBefore is not null && leaseAfter is not null && leaseAfter != leaseBefore)
+        {
+            IncarnationChanged?.Invoke(leaseBefore, leaseAfter);
+        }
+    }
+
+    [LoggerMessage(20, LogLevel.Information, "Lease {LeaseId} opened at the NameServer {NameServer} (time to live {Ttl})")]
+    private static partial void LogLeaseOpened(ILogger logger, string leaseId, Uri nameServer, TimeSpan ttl);
+
+    [LoggerMessage(21, LogLevel.Warning, "Lease {LeaseId} is gone at the NameServer {NameServer} (restarted, or the lease expired); opening a new one and registering {NameCount} names again")]
+    private static partial void LogLeaseLost(ILogger logger, string leaseId, Uri nameServer, int nameCount);
+
+    [LoggerMessage(22, LogLevel.Warning, "The name '{Name}' could not be registered again: {Detail}")]
+    private static partial void LogNameLost(ILogger logger, string name, string detail);
+
+    [LoggerMessage(23, LogLevel.Warning, "Renewing the lease at the NameServer {NameServer} failed: {Message}")]
+    private static partial void LogRenewFailed(ILogger logger, Uri nameServer, string message);
+}
