@@ -244,13 +244,13 @@ public class OneEndMisuseTests
                         alt.PriSelect();
                         got.Add(channel.Read());
                     }
-                    catch (InvalidOperationException)
-                    {
-                        refusals++;
-                    }
                     catch (PoisonException)
                     {
                         return (got, refusals);
+                    }
+                    catch (InvalidOperationException)
+                    {
+                        refusals++;
                     }
                 }
             });
