@@ -348,7 +348,7 @@ chosen:
           fi
      fi
 #else
-     /* CspChannel.ReadDirect: TryReadLocked, then park */
+     /* CspChannel.ReadDirect: TryReadOrPark, then park */
      atomic {
        takeLocked(0, v, ok);
        if
@@ -453,7 +453,7 @@ wchosen:
           fi
      fi
 #else
-     /* CspChannel.WriteDirect: TryWriteLocked, then park */
+     /* CspChannel.WriteDirect: TryWriteOrPark, then park */
      atomic {
        if
        :: poisoned -> w_poisoned = 1; ok = 0

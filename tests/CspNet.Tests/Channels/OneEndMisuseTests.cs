@@ -1,3 +1,5 @@
+using CspNet.Alternation;
+
 namespace CspNet.Tests.Channels;
 
 /// <summary>
@@ -217,5 +219,55 @@ public class OneEndMisuseTests
         }
 
         await writer;
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task PriSelectThenRead_TwoThreadsOnOneReadingEnd_EveryValueReadOnceRefusalsTakeNothing()
+    {
+        // Misuse: two threads select over, and read from, the same reading end of a One2One. The
+        // library refuses what it can see (a second selection or reader at once); whatever it
+        // refuses must take nothing, and every value written is read exactly once by someone.
+        const int Values = 20_000;
+        var channel = new One2OneChannel<int>();
+        var readers = new ThreadParty<(List<int> Values, int Refusals)>[2];
+        for (int r = 0; r < readers.Length; r++)
+        {
+            readers[r] = ThreadParty.Start(() =>
+            {
+                var alt = new Alternative(channel.In);
+                var got = new List<int>();
+                int refusals = 0;
+                while (true)
+                {
+                    try
+                    {
+                        alt.PriSelect();
+                        got.Add(channel.Read());
+                    }
+                    catch (PoisonException)
+                    {
+                        return (got, refusals);
+                    }
+                    catch (InvalidOperationException)
+                    {
+                        refusals++;
+                    }
+                }
+            });
+        }
+
+        for (int i = 0; i < Values; i++)
+        {
+            await channel.WriteAsync(i);
+        }
+
+        channel.Poison();
+        (List<int> Values, int Refusals)[] results = await Task.WhenAll(readers.Select(r => r.Completion));
+
+        int[] all = [.. results.SelectMany(r => r.Values).Order()];
+        int refused = results.Sum(r => r.Refusals);
+        Assert.True(
+            all.SequenceEqual(Enumerable.Range(0, Values)),
+            $"{all.Length} values read for {Values} written ({all.Distinct().Count()} distinct) after {refused} refusals.");
     }
 }

@@ -5,6 +5,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using System.Threading.Tasks.Sources;
 using CspNet.Alternation;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -394,6 +395,8 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// <summary>Confirms the chosen guard and ends the selection.</summary>
     private int Finish(int chosen)
     {
+        // A selection that returns is an operation that did not park (again): see HandOff.
+        HandOff.CompletedWithoutParking();
         _last = chosen;
         CoreMetrics.CountSelection();
         try

@@ -6,9 +6,16 @@ using System.Threading.Tasks;
 using CspNet.Alternation;
 using CspNet.Internal;
 using CspNet.Internal.Processes;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
+// Invariants, under the lock (AssertInvariants checks them at every exit of a critical section):
+//  - plain readers and plain writers are never parked at the same time;
+//  - plain readers park only on an empty buffer (or none), plain writers only on a full one
+//    (reserved slots count as full);
+//  - a poisoned channel has nobody parked; _hasBuffered is exactly buffer.Count > 0.
+//
 // The engine behind every channel kind, folded into the channel object itself: one lock (the
 // channel, see CspChannel's remarks), an optional buffer, and one queue each of parked readers and
 // parked writers. Thread processes, async processes and alternations park in the same queues, so
@@ -20,7 +27,7 @@ namespace CspNet;
 // or private, so the public surface is the one of CspChannel.cs.
 //
 // All state changes happen under the lock, in one critical section per direction
-// (TryReadLocked, TryWriteLocked) that every blocking and async operation goes through. Waking a
+// (TryReadOrPark, TryWriteOrPark) that every blocking and async operation goes through. Waking a
 // partner always happens after the lock is released: a woken thread would otherwise run straight
 // into the lock we hold.
 //
@@ -68,7 +75,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     {
         // Checked on every call, not only when it would park: a misuse must not depend on timing.
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
-        if (TryReadLocked(Park.Thread, null, out T item, out Waiter<T>? partner, out Waiter<T>? parked))
+        if (TryReadOrPark(Park.Thread, null, out T item, out Waiter<T>? partner, out Waiter<T>? parked))
         {
             partner?.Wake();
             return item;
@@ -84,7 +91,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     internal void WriteDirect(T item)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
-        if (TryWriteLocked(item, Park.Thread, null, out Waiter<T>? partner, out Waiter<T>? parked))
+        if (TryWriteOrPark(item, Park.Thread, null, out Waiter<T>? partner, out Waiter<T>? parked))
         {
             partner?.Wake();
             return;
@@ -111,7 +118,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         // The waiter is rented inside the critical section, only if the read must park.
         try
         {
-            if (TryReadLocked(Park.Async, null, out T item, out Waiter<T>? partner, out Waiter<T>? parked))
+            if (TryReadOrPark(Park.Async, null, out T item, out Waiter<T>? partner, out Waiter<T>? parked))
             {
                 partner?.Wake();
                 return new ValueTask<T>(item);
@@ -141,7 +148,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         AsyncWaiter<T>? prepared = null;
         try
         {
-            if (TryReadLocked(Park.No, null, out T item, out Waiter<T>? partner, out _))
+            if (TryReadOrPark(Park.No, null, out T item, out Waiter<T>? partner, out _))
             {
                 partner?.Wake();
                 return new ValueTask<T>(item);
@@ -149,7 +156,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
             prepared = RentWaiter(isReader: true);
             prepared.RegisterCancellation(this, cancellationToken);
-            if (TryReadLocked(Park.Async, prepared, out item, out partner, out Waiter<T>? parked))
+            if (TryReadOrPark(Park.Async, prepared, out item, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
                 partner?.Wake();
@@ -175,7 +182,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
         try
         {
-            if (TryWriteLocked(item, Park.Async, null, out Waiter<T>? partner, out Waiter<T>? parked))
+            if (TryWriteOrPark(item, Park.Async, null, out Waiter<T>? partner, out Waiter<T>? parked))
             {
                 partner?.Wake();
                 return default;
@@ -201,7 +208,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         AsyncWaiter<T>? prepared = null;
         try
         {
-            if (TryWriteLocked(item, Park.No, null, out Waiter<T>? partner, out _))
+            if (TryWriteOrPark(item, Park.No, null, out Waiter<T>? partner, out _))
             {
                 partner?.Wake();
                 return default;
@@ -209,7 +216,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
             prepared = RentWaiter(isReader: false);
             prepared.RegisterCancellation(this, cancellationToken);
-            if (TryWriteLocked(item, Park.Async, prepared, out partner, out Waiter<T>? parked))
+            if (TryWriteOrPark(item, Park.Async, prepared, out partner, out Waiter<T>? parked))
             {
                 prepared.Discard();
                 partner?.Wake();
@@ -253,30 +260,33 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// queued is returned unqueued: its task already reports the cancellation. A waiter is taken
     /// only when the party must park, so a read that completes at once touches none.
     /// </summary>
-    private bool TryReadLocked(Park park, AsyncWaiter<T>? prepared, out T item, out Waiter<T>? partner, out Waiter<T>? parked)
+    private bool TryReadOrPark(Park park, AsyncWaiter<T>? prepared, out T item, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
         lock (this)
         {
             AssertInvariants();
-            if (TryTakeLocked(self: null, plainOnly: false, out item, out partner))
+            if (!TryTakeLocked(self: null, plainOnly: false, out item, out partner))
             {
-                return true;
-            }
+                ThrowIfCannotParkLocked(isReader: true, self: null);
+                if (park != Park.No)
+                {
+                    parked = ParkLocked(ref _readers, park, prepared, isReader: true);
+                }
 
-            ThrowIfCannotParkLocked(isReader: true, self: null);
-            if (park != Park.No)
-            {
-                parked = ParkLocked(ref _readers, park, prepared, isReader: true);
+                AssertInvariants();
+                return false;
             }
 
             AssertInvariants();
-            return false;
         }
+
+        HandOff.CompletedWithoutParking();
+        return true;
     }
 
-    /// <summary>The critical section of every write; see <see cref="TryReadLocked"/>.</summary>
-    private bool TryWriteLocked(T item, Park park, AsyncWaiter<T>? prepared, out Waiter<T>? partner, out Waiter<T>? parked)
+    /// <summary>The critical section of every write; see <see cref="TryReadOrPark"/>.</summary>
+    private bool TryWriteOrPark(T item, Park park, AsyncWaiter<T>? prepared, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
         lock (this)
@@ -287,21 +297,24 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
                 throw CreatePoisoned();
             }
 
-            if (TryPutLocked(item, self: null, plainOnly: false, out partner))
+            if (!TryPutLocked(item, self: null, plainOnly: false, out partner))
             {
-                return true;
-            }
+                ThrowIfCannotParkLocked(isReader: false, self: null);
+                if (park != Park.No)
+                {
+                    parked = ParkLocked(ref _writers, park, prepared, isReader: false);
+                    parked.Item = item;
+                }
 
-            ThrowIfCannotParkLocked(isReader: false, self: null);
-            if (park != Park.No)
-            {
-                parked = ParkLocked(ref _writers, park, prepared, isReader: false);
-                parked.Item = item;
+                AssertInvariants();
+                return false;
             }
 
             AssertInvariants();
-            return false;
         }
+
+        HandOff.CompletedWithoutParking();
+        return true;
     }
 
     // Inlined into the two critical sections, as are the helpers below marked so: they run on every

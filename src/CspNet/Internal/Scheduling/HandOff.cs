@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 
 namespace CspNet.Internal.Scheduling;
@@ -29,16 +30,25 @@ namespace CspNet.Internal.Scheduling;
 /// cancellation) goes to the pool as before, and starts a runner there.
 /// </para>
 /// <para>
-/// <c>CSPNET_HANDOFF=pool</c> in the environment turns the runner off: every continuation goes to
-/// the pool, as with <c>ManualResetValueTaskSourceCore</c> and asynchronous continuations. It is
-/// read once, at start-up; it exists for A/B measurements.
+/// The runtime configuration knob <c>CspNet.HandOff</c> set to <c>pool</c> (in the project:
+/// <c>&lt;RuntimeHostConfigurationOption Include="CspNet.HandOff" Value="pool" /&gt;</c>, or in
+/// runtimeconfig.json's <c>configProperties</c>) turns the runner off: every continuation goes to
+/// the pool, as with <c>ManualResetValueTaskSourceCore</c> and asynchronous continuations. Without
+/// the knob, <c>CSPNET_HANDOFF=pool</c> in the environment does the same (a fallback for runs that
+/// cannot change the runtime configuration, such as benchmark jobs). Read once, at start-up; it
+/// exists for A/B measurements.
 /// </para>
 /// </remarks>
 internal static class HandOff
 {
-    /// <summary>Whether continuations go to next-run slots; false with <c>CSPNET_HANDOFF=pool</c>.</summary>
-    internal static readonly bool Enabled =
-        !string.Equals(Environment.GetEnvironmentVariable("CSPNET_HANDOFF"), "pool", StringComparison.OrdinalIgnoreCase);
+    /// <summary>The runtime configuration knob that chooses where continuations go (<c>pool</c> turns the slots off).</summary>
+    internal const string ModeSwitch = "CspNet.HandOff";
+
+    /// <summary>Whether continuations go to next-run slots; false when the mode is <c>pool</c>.</summary>
+    internal static readonly bool Enabled = !string.Equals(
+        AppContext.GetData(ModeSwitch) as string ?? Environment.GetEnvironmentVariable("CSPNET_HANDOFF"),
+        "pool",
+        StringComparison.OrdinalIgnoreCase);
 
     [ThreadStatic]
     private static HandOffRunner? t_runner;
@@ -82,6 +92,19 @@ internal static class HandOff
         }
 
         runner.Run(item);
+    }
+
+    /// <summary>
+    /// The calling operation completed without parking (see <see cref="HandOffRunner.CompletedWithoutParking"/>):
+    /// called before it wakes its own partner.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void CompletedWithoutParking()
+    {
+        if (t_runner is { IsRunning: true } runner)
+        {
+            runner.CompletedWithoutParking();
+        }
     }
 
     /// <summary>Sends a continuation that must not wait for its thread any longer to the global queue.</summary>

@@ -19,12 +19,18 @@ internal sealed class HandOffRunner
 
     private const int SlotMask = SlotCount - 1;
 
+    private static long s_heldPastCompletion;
+
     private Slots _slots;
 
     // Owner-only ring positions: _head is the oldest pushed slot not yet taken, _tail the next free.
     // A slot the watchdog emptied is skipped when its turn comes.
     private int _head;
     private int _tail;
+
+    // Ring position up to which the slotted continuations were already waiting when the running
+    // continuation last completed an operation without parking (see CompletedWithoutParking).
+    private int _waitingSinceLastCompletion;
 
     // Continuations this runner has started: the watchdog's measure of progress.
     private int _started;
@@ -36,6 +42,13 @@ internal sealed class HandOffRunner
     }
 
     internal Thread Thread { get; }
+
+    /// <summary>
+    /// Times a slotted continuation was found still waiting when the continuation that woke it
+    /// completed a further operation without parking (each one is then moved to the pool, so each
+    /// is counted once): tests bound a poller's held wake-ups with it.
+    /// </summary>
+    internal static long HeldPastCompletion => Interlocked.Read(ref s_heldPastCompletion);
 
     /// <summary>Whether a chain is running on this thread now; only its thread reads it.</summary>
     internal bool IsRunning { get; private set; }
@@ -72,6 +85,7 @@ internal sealed class HandOffRunner
     internal void Run(IHandOff first)
     {
         IsRunning = true;
+        _waitingSinceLastCompletion = _head;
         Watchdog.ChainStarted();
         try
         {
@@ -87,6 +101,7 @@ internal sealed class HandOffRunner
                 }
 
                 item = TakeNext();
+                _waitingSinceLastCompletion = _head;
             }
             while (item is not null);
         }
@@ -103,6 +118,32 @@ internal sealed class HandOffRunner
             AssertInvariants();
             Watchdog.ChainEnded();
         }
+    }
+
+    /// <summary>
+    /// The running continuation completed an operation without parking: it is not about to
+    /// return. What it woke before its previous such completion goes to the pool now, where another
+    /// thread can run it, so a process that never parks (one that polls) holds nobody's wake-up
+    /// for more than one operation. What it woke since stays: the common pipeline step (take an
+    /// input at once, hand an output to a parked reader, then park on the next input) still runs
+    /// its partner next on this thread.
+    /// </summary>
+    internal void CompletedWithoutParking()
+    {
+        Debug.Assert(IsRunning && Thread == Thread.CurrentThread, "Only a running runner's own thread completes operations in it.");
+        while (_waitingSinceLastCompletion - _head > 0)
+        {
+            IHandOff? item = Interlocked.Exchange(ref _slots[_head & SlotMask], null);
+            _head++;
+            if (item is not null)
+            {
+                Interlocked.Increment(ref s_heldPastCompletion);
+                HandOff.QueueToPool(item);
+            }
+        }
+
+        _waitingSinceLastCompletion = _tail;
+        AssertInvariants();
     }
 
     /// <summary>
@@ -145,8 +186,11 @@ internal sealed class HandOffRunner
     }
 
     [Conditional("DEBUG")]
-    private void AssertInvariants() =>
+    private void AssertInvariants()
+    {
         Debug.Assert(_tail - _head is >= 0 and <= SlotCount, "At most SlotCount continuations wait in a runner.");
+        Debug.Assert(!IsRunning || _waitingSinceLastCompletion - _head <= _tail - _head, "The waiting mark lies within the ring.");
+    }
 
     [InlineArray(SlotCount)]
     private struct Slots
