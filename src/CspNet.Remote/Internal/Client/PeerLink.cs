@@ -406,7 +406,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
         _call.Dispose();
         try
         {
-            await _reader.ConfigureAwait(false);
+            // The call is disposed and the token cancelled, so the reader ends at once; bounded
+            // all the same, so that leaving never hangs on a link.
+            await _reader.WaitAsync(TimeSpan.FromSeconds(2)).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // Already reported through Fail.
         catch (Exception)

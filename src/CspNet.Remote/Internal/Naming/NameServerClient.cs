@@ -358,9 +358,17 @@ internal sealed partial class NameServerClient : IAsyncDisposable
 
         await _disposing.CancelAsync().ConfigureAwait(false);
         await _renewLoop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        await _gate.WaitAsync().ConfigureAwait(false);
+
+        // A call under the gate ends within its own bounds; if it has not by then, leave without
+        // closing the lease (it expires by itself) rather than wait on it.
+        bool gated = await _gate.WaitAsync(_options.CallTimeout + _options.NameServerTimeout).ConfigureAwait(false);
         try
         {
+            if (!gated)
+            {
+                return;
+            }
+
             if (_leaseId is { } leaseId)
             {
                 // One attempt: a NameServer that is down will expire the lease by itself.
@@ -374,7 +382,10 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         }
         finally
         {
-            _gate.Release();
+            if (gated)
+            {
+                _gate.Release();
+            }
 
             // _disposing stays undisposed: a resolve that is ending may still link to its token.
             foreach (Replica replica in _replicas)

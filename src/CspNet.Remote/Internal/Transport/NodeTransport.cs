@@ -20,16 +20,13 @@ internal static class NodeTransport
     internal const int WindowSize = 16 << 20;
 
     /// <summary>
-    /// The keep-alive ping delay and timeout for a peer timeout, so that a peer that stops answering
-    /// is given up within about the peer timeout: Kestrel and SocketsHttpHandler look at their ping
-    /// timers once a second, which can add a second to the delay and another to the timeout, so
-    /// each gets half of what is left after those two (at least a second).
+    /// The keep-alive ping delay and timeout for a peer timeout: half of it each (at least a
+    /// second). Kestrel and SocketsHttpHandler look at their ping timers once a second, so a peer
+    /// that stops answering is given up within the peer timeout plus up to two seconds; a shorter
+    /// interval would give up on a live peer whose answers a loaded machine delays.
     /// </summary>
-    internal static TimeSpan KeepAliveInterval(TimeSpan peerTimeout)
-    {
-        TimeSpan half = (peerTimeout - TimeSpan.FromSeconds(2)) / 2;
-        return half < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : half;
-    }
+    internal static TimeSpan KeepAliveInterval(TimeSpan peerTimeout) =>
+        peerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : peerTimeout / 2;
 
     /// <summary>
     /// A client handler whose connections fail within about <see cref="CspNodeOptions.PeerTimeout"/>
