@@ -419,6 +419,12 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
         {
             throw Translate(e, operation);
         }
+        catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
+        {
+            // The etcd client reports a passed deadline as a cancellation when no member answered
+            // in time (one stopped while the call connected): etcd is unavailable, not this call cancelled.
+            throw Translate(new RpcException(new Status(StatusCode.DeadlineExceeded, "no etcd member answered in time"), e.Message), operation);
+        }
     }
 
     /// <summary>Whether a call failed while connecting, before anything was sent to etcd.</summary>
