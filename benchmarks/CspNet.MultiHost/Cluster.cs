@@ -98,24 +98,8 @@ internal sealed class Cluster : IAsyncDisposable
         throw new InvalidOperationException("CspNet.sln not found above " + AppContext.BaseDirectory);
     }
 
-    private (string Certificate, string Key, string Authority) Files(int host)
-    {
-        string address = Rig.Addresses[host];
-        string authority = Path.Combine(_files.FullName, "cluster-ca.crt");
-        if (!File.Exists(authority))
-        {
-            _certificates.WriteAuthorityPem(_files.FullName);
-        }
-
-        string certificate = Path.Combine(_files.FullName, address + ".crt");
-        if (!File.Exists(certificate))
-        {
-            using X509Certificate2 issued = _certificates.Issue([address]);
-            ClusterCertificates.WritePem(issued, _files.FullName, address);
-        }
-
-        return (certificate, Path.Combine(_files.FullName, address + ".key"), authority);
-    }
+    private (string Certificate, string Key, string Authority) Files(int host) =>
+        _certificates.FilesFor(Rig.Addresses[host], _files.FullName);
 
     /// <summary>Median, 99th percentile and maximum of <paramref name="values"/>.</summary>
     internal static (double P50, double P99, double Max) Percentiles(List<double> values)

@@ -185,22 +185,6 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
     }
 
     /// <summary>The PEM files of <paramref name="host"/>'s certificate (for its address, server and client use) and of the authority, made on first use.</summary>
-    private (string Certificate, string Key, string Authority) Files(NetworkNamespaceRig rig, int host)
-    {
-        string address = rig.Addresses[host];
-        string authority = Path.Combine(_files.FullName, "cluster-ca.crt");
-        if (!File.Exists(authority))
-        {
-            _cluster.WriteAuthorityPem(_files.FullName);
-        }
-
-        string certificate = Path.Combine(_files.FullName, address + ".crt");
-        if (!File.Exists(certificate))
-        {
-            using X509Certificate2 issued = _cluster.Issue([address]);
-            ClusterCertificates.WritePem(issued, _files.FullName, address);
-        }
-
-        return (certificate, Path.Combine(_files.FullName, address + ".key"), authority);
-    }
+    private (string Certificate, string Key, string Authority) Files(NetworkNamespaceRig rig, int host) =>
+        _cluster.FilesFor(rig.Addresses[host], _files.FullName);
 }

@@ -93,6 +93,28 @@ internal sealed class ClusterCertificates : IDisposable
         return path;
     }
 
+    /// <summary>
+    /// The PEM files, in <paramref name="folder"/>, of the authority and of a certificate for
+    /// <paramref name="address"/> (server and client use), made on first use; their paths.
+    /// </summary>
+    internal (string Certificate, string Key, string Authority) FilesFor(string address, string folder)
+    {
+        string authority = Path.Combine(folder, "cluster-ca.crt");
+        if (!File.Exists(authority))
+        {
+            WriteAuthorityPem(folder);
+        }
+
+        string certificate = Path.Combine(folder, address + ".crt");
+        if (!File.Exists(certificate))
+        {
+            using X509Certificate2 issued = Issue([address]);
+            WritePem(issued, folder, address);
+        }
+
+        return (certificate, Path.Combine(folder, address + ".key"), authority);
+    }
+
     public void Dispose()
     {
         Authority.Dispose();
