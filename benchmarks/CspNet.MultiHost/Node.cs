@@ -41,14 +41,14 @@ internal static class Node
                     Console.WriteLine("soak " + await TrafficAsync(inputs, outputs, int.MaxValue, TimeSpan.FromSeconds(double.Parse(words[1], CultureInfo.InvariantCulture))));
                     break;
                 case "recover":
-                {
-                    // The harness has just killed the NameServer in use: how long until this
-                    // program can register a name again (through the replica).
-                    long start = Stopwatch.GetTimestamp();
-                    await node.GetOne2OneInAsync<int>($"r{index}.{words[1]}");
-                    Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0}");
-                    break;
-                }
+                    {
+                        // The harness has just killed the NameServer in use: how long until this
+                        // program can register a name again (through the replica).
+                        long start = Stopwatch.GetTimestamp();
+                        await node.GetOne2OneInAsync<int>($"r{index}.{words[1]}");
+                        Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0}");
+                        break;
+                    }
 
                 case "quit":
                     return 0;

@@ -8,10 +8,10 @@
 // exporter, or watch the same meter live with `dotnet-counters monitor --counters CspNet -n <program>`.
 //
 //   dotnet run --project samples/Telemetry -- [--iterations N]
+using System.CommandLine;
 using CspNet.Diagnostics;
 using OpenTelemetry;
 using OpenTelemetry.Metrics;
-using System.CommandLine;
 
 Option<int> iterationsOption = Cli.IntCount("--iterations", "CommsTime iterations per process kind (suffixes k, M)", 10_000, 1, 100_000_000);
 var root = new RootCommand("CspNet's metrics exported with OpenTelemetry (console exporter) while CommsTime runs.") { iterationsOption };

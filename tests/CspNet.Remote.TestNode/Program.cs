@@ -83,207 +83,207 @@ try
     switch (args[1])
     {
         case "write":
-        {
-            // write <kind> <name> <count>: writes 0..count-1.
-            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
-            for (int i = 0; i < count; i++)
             {
-                await output.WriteAsync(i);
-            }
+                // write <kind> <name> <count>: writes 0..count-1.
+                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    await output.WriteAsync(i);
+                }
 
-            Console.WriteLine($"done wrote {count}");
-            return 0;
-        }
+                Console.WriteLine($"done wrote {count}");
+                return 0;
+            }
 
         case "write-blocking":
-        {
-            // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).
-            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
-            new CspNet.Parallel([new Writer(output, count)]).Run();
-            Console.WriteLine($"done wrote {count}");
-            return 0;
-        }
+            {
+                // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).
+                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                new CspNet.Parallel([new Writer(output, count)]).Run();
+                Console.WriteLine($"done wrote {count}");
+                return 0;
+            }
 
         case "read":
-        {
-            // read <kind> <name> <count>: reads count values and prints their sum.
-            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
-            long sum = 0;
-            for (int i = 0; i < count; i++)
             {
-                sum += await input.ReadAsync();
-            }
+                // read <kind> <name> <count>: reads count values and prints their sum.
+                AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                long sum = 0;
+                for (int i = 0; i < count; i++)
+                {
+                    sum += await input.ReadAsync();
+                }
 
-            Console.WriteLine($"done sum {sum}");
-            return 0;
-        }
+                Console.WriteLine($"done sum {sum}");
+                return 0;
+            }
 
         case "read-blocking":
-        {
-            // read-blocking <kind> <name> <count>: the same from a thread process (blocking API).
-            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            var reader = new Reader(input, int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture));
-            new CspNet.Parallel([reader]).Run();
-            Console.WriteLine($"done sum {reader.Sum}");
-            return 0;
-        }
+            {
+                // read-blocking <kind> <name> <count>: the same from a thread process (blocking API).
+                AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                var reader = new Reader(input, int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture));
+                new CspNet.Parallel([reader]).Run();
+                Console.WriteLine($"done sum {reader.Sum}");
+                return 0;
+            }
 
         case "read-until-poison":
-        {
-            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            long count = 0;
-            try
             {
-                while (true)
+                AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                long count = 0;
+                try
                 {
-                    await input.ReadAsync();
-                    count++;
+                    while (true)
+                    {
+                        await input.ReadAsync();
+                        count++;
+                    }
+                }
+                catch (PoisonException)
+                {
+                    Console.WriteLine($"done poisoned after {count}");
+                    return 0;
                 }
             }
-            catch (PoisonException)
-            {
-                Console.WriteLine($"done poisoned after {count}");
-                return 0;
-            }
-        }
 
         case "write-seq":
-        {
-            // write-seq <kind> <name>: writes 0, 1, 2, ... until a write fails; says how many completed.
-            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            int written = 0;
-            try
             {
-                while (true)
+                // write-seq <kind> <name>: writes 0, 1, 2, ... until a write fails; says how many completed.
+                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int written = 0;
+                try
                 {
-                    await output.WriteAsync(written);
-                    written++;
+                    while (true)
+                    {
+                        await output.WriteAsync(written);
+                        written++;
+                    }
+                }
+                catch (Exception e) when (e is PeerLostException or PoisonException)
+                {
+                    Console.WriteLine($"done wrote {written} {e.GetType().Name}");
+                    return 0;
                 }
             }
-            catch (Exception e) when (e is PeerLostException or PoisonException)
-            {
-                Console.WriteLine($"done wrote {written} {e.GetType().Name}");
-                return 0;
-            }
-        }
 
         case "read-seq":
         case "select-seq":
-        {
-            // read-seq|select-seq <kind> <name>: reads (select-seq: inside an alternation with a
-            // 50 ms timer) until a read fails; every value must be the next of 0, 1, 2, ...
-            AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            var timer = new CSTimer();
-            var alternative = new Alternative([input, timer]);
-            int read = 0;
-            try
             {
-                while (true)
+                // read-seq|select-seq <kind> <name>: reads (select-seq: inside an alternation with a
+                // 50 ms timer) until a read fails; every value must be the next of 0, 1, 2, ...
+                AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                var timer = new CSTimer();
+                var alternative = new Alternative([input, timer]);
+                int read = 0;
+                try
                 {
-                    if (args[1] == "select-seq")
+                    while (true)
                     {
-                        timer.RelativeTimeOut(50);
-                        if (await alternative.PriSelectAsync() != 0)
+                        if (args[1] == "select-seq")
                         {
-                            continue;
+                            timer.RelativeTimeOut(50);
+                            if (await alternative.PriSelectAsync() != 0)
+                            {
+                                continue;
+                            }
+                        }
+
+                        int value = await input.ReadAsync();
+                        if (value != read)
+                        {
+                            Console.WriteLine($"failed out of order: value {value} where {read} was next");
+                            return 1;
+                        }
+
+                        if (++read == 100)
+                        {
+                            Console.WriteLine("flowing");
                         }
                     }
-
-                    int value = await input.ReadAsync();
-                    if (value != read)
-                    {
-                        Console.WriteLine($"failed out of order: value {value} where {read} was next");
-                        return 1;
-                    }
-
-                    if (++read == 100)
-                    {
-                        Console.WriteLine("flowing");
-                    }
+                }
+                catch (Exception e) when (e is PeerLostException or PoisonException)
+                {
+                    Console.WriteLine($"done read {read} {e.GetType().Name}");
+                    return 0;
                 }
             }
-            catch (Exception e) when (e is PeerLostException or PoisonException)
-            {
-                Console.WriteLine($"done read {read} {e.GetType().Name}");
-                return 0;
-            }
-        }
 
         case "poison-out":
-        {
-            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            output.Poison();
-            await Console.In.ReadLineAsync(); // stay until the test is done with the channel
-            Console.WriteLine("done poisoned");
-            return 0;
-        }
+            {
+                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                output.Poison();
+                await Console.In.ReadLineAsync(); // stay until the test is done with the channel
+                Console.WriteLine("done poisoned");
+                return 0;
+            }
 
         case "write-hold":
-        {
-            // write-hold <kind> <name> <count>: writes 0..count-1, says so, then waits (the test kills it).
-            IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
-            int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
-            for (int i = 0; i < count; i++)
             {
-                await output.WriteAsync(i);
-            }
+                // write-hold <kind> <name> <count>: writes 0..count-1, says so, then waits (the test kills it).
+                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    await output.WriteAsync(i);
+                }
 
-            Console.WriteLine($"wrote {count}");
-            await Console.In.ReadLineAsync();
-            return 0;
-        }
+                Console.WriteLine($"wrote {count}");
+                await Console.In.ReadLineAsync();
+                return 0;
+            }
 
         case "hold-out":
-        {
-            // hold-out <kind> <name>: attaches a writer and waits (the test kills it).
-            await Scenarios.OutAsync(node, a[0], a[1]);
-            Console.WriteLine("ready");
-            await Console.In.ReadLineAsync();
-            return 0;
-        }
-
-        case "barrier":
-        {
-            // barrier <name> <rounds>
-            NamedBarrier barrier = await node.GetBarrierAsync(a[0]);
-            Console.WriteLine("ready");
-            int rounds = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
-            for (int i = 0; i < rounds; i++)
             {
-                await barrier.SyncAsync();
+                // hold-out <kind> <name>: attaches a writer and waits (the test kills it).
+                await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                await Console.In.ReadLineAsync();
+                return 0;
             }
 
-            Console.WriteLine($"done synced {rounds}");
-            return 0;
-        }
+        case "barrier":
+            {
+                // barrier <name> <rounds>
+                NamedBarrier barrier = await node.GetBarrierAsync(a[0]);
+                Console.WriteLine("ready");
+                int rounds = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < rounds; i++)
+                {
+                    await barrier.SyncAsync();
+                }
+
+                Console.WriteLine($"done synced {rounds}");
+                return 0;
+            }
 
         case "bucket-fall":
-        {
-            NamedBucket bucket = await node.GetBucketAsync(a[0]);
-            Console.WriteLine("ready");
-            await bucket.FallAsync();
-            Console.WriteLine("done released");
-            return 0;
-        }
+            {
+                NamedBucket bucket = await node.GetBucketAsync(a[0]);
+                Console.WriteLine("ready");
+                await bucket.FallAsync();
+                Console.WriteLine("done released");
+                return 0;
+            }
 
         case "bucket-flush":
-        {
-            NamedBucket bucket = await node.GetBucketAsync(a[0]);
-            Console.WriteLine("ready");
-            Console.WriteLine($"done flushed {await bucket.FlushAsync()}");
-            return 0;
-        }
+            {
+                NamedBucket bucket = await node.GetBucketAsync(a[0]);
+                Console.WriteLine("ready");
+                Console.WriteLine($"done flushed {await bucket.FlushAsync()}");
+                return 0;
+            }
 
         default:
             Console.Error.WriteLine($"unknown scenario {args[1]}");

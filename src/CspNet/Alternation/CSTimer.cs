@@ -1,10 +1,10 @@
-using CspNet.Internal.Processes;
 using System;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
 using CspNet.Internal;
+using CspNet.Internal.Processes;
 
 namespace CspNet;
 

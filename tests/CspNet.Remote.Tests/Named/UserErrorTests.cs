@@ -23,46 +23,46 @@ public sealed class UserErrorTests
         switch (scenario)
         {
             case "taken name":
-            {
-                CspNode first = await system.NodeAsync("first");
-                CspNode second = await system.NodeAsync("second");
-                await first.GetOne2OneInAsync<int>("taken");
-                error = await Record.ExceptionAsync(async () => await second.GetOne2OneInAsync<int>("taken"));
-                expected = (typeof(NameAlreadyRegisteredException), ["One2One 'taken'", "'first'", "Choose another name"]);
-                break;
-            }
+                {
+                    CspNode first = await system.NodeAsync("first");
+                    CspNode second = await system.NodeAsync("second");
+                    await first.GetOne2OneInAsync<int>("taken");
+                    error = await Record.ExceptionAsync(async () => await second.GetOne2OneInAsync<int>("taken"));
+                    expected = (typeof(NameAlreadyRegisteredException), ["One2One 'taken'", "'first'", "Choose another name"]);
+                    break;
+                }
 
             case "taken name in this program":
-            {
-                CspNode node = await system.NodeAsync("only");
-                await node.GetOne2OneInAsync<int>("twice");
-                error = await Record.ExceptionAsync(async () => await node.GetOne2OneInAsync<int>("twice"));
-                expected = (typeof(NameAlreadyRegisteredException), ["A One2One named 'twice' already exists in this program", "choose another name"]);
-                break;
-            }
+                {
+                    CspNode node = await system.NodeAsync("only");
+                    await node.GetOne2OneInAsync<int>("twice");
+                    error = await Record.ExceptionAsync(async () => await node.GetOne2OneInAsync<int>("twice"));
+                    expected = (typeof(NameAlreadyRegisteredException), ["A One2One named 'twice' already exists in this program", "choose another name"]);
+                    break;
+                }
 
             case "wrong kind":
-            {
-                CspNode host = await system.NodeAsync("host");
-                CspNode user = await system.NodeAsync("user");
-                await host.GetAny2OneInAsync<int>("results");
-                error = await Record.ExceptionAsync(async () => await user.GetOne2OneOutAsync<int>("results"));
-                expected = (typeof(InvalidOperationException), ["'results' is an Any2One", "not a One2One", "Ask for it with the kind"]);
-                break;
-            }
+                {
+                    CspNode host = await system.NodeAsync("host");
+                    CspNode user = await system.NodeAsync("user");
+                    await host.GetAny2OneInAsync<int>("results");
+                    error = await Record.ExceptionAsync(async () => await user.GetOne2OneOutAsync<int>("results"));
+                    expected = (typeof(InvalidOperationException), ["'results' is an Any2One", "not a One2One", "Ask for it with the kind"]);
+                    break;
+                }
 
             default:
-            {
-                int closed = ClosedPort();
-                error = await Record.ExceptionAsync(async () => await CspNode.StartAsync(new CspNodeOptions
                 {
-                    NameServer = new Uri($"http://127.0.0.1:{closed}"),
-                    NameServerTimeout = TimeSpan.FromSeconds(1),
-                    ProgramLabel = "lonely",
-                }));
-                expected = (typeof(NameServerUnavailableException), [$"http://127.0.0.1:{closed}/", "'lonely'", "Check that a NameServer runs there"]);
-                break;
-            }
+                    int closed = ClosedPort();
+                    error = await Record.ExceptionAsync(async () => await CspNode.StartAsync(new CspNodeOptions
+                    {
+                        NameServer = new Uri($"http://127.0.0.1:{closed}"),
+                        NameServerTimeout = TimeSpan.FromSeconds(1),
+                        ProgramLabel = "lonely",
+                    }));
+                    expected = (typeof(NameServerUnavailableException), [$"http://127.0.0.1:{closed}/", "'lonely'", "Check that a NameServer runs there"]);
+                    break;
+                }
         }
 
         Assert.NotNull(error);

@@ -1,5 +1,5 @@
-using CspNet.Remote.Tests.Named;
 using CspNet.Remote.TestJobs;
+using CspNet.Remote.Tests.Named;
 
 namespace CspNet.Remote.Tests.Workers;
 

@@ -1,5 +1,5 @@
-using System.Security.Cryptography.X509Certificates;
 using System.Net;
+using System.Security.Cryptography.X509Certificates;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.TestJobs;
 using CspNet.Remote.Workers;

@@ -1,7 +1,7 @@
 using CspNet.Internal.Processes;
+using static CspNet.Tests.Processes.ProcessTestHelpers;
 using Barrier = CspNet.Barrier;
 using Parallel = CspNet.Parallel;
-using static CspNet.Tests.Processes.ProcessTestHelpers;
 
 namespace CspNet.Tests.Processes;
 

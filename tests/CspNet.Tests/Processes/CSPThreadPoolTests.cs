@@ -1,8 +1,8 @@
 using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
 using CspNet.Internal.Processes;
-using Parallel = CspNet.Parallel;
 using static CspNet.Tests.Processes.ProcessTestHelpers;
+using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Processes;
 

@@ -1,6 +1,6 @@
 using System.Collections.ObjectModel;
-using Parallel = CspNet.Parallel;
 using static CspNet.Tests.Processes.ProcessTestHelpers;
+using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Processes;
 

@@ -1,5 +1,5 @@
-using Parallel = CspNet.Parallel;
 using static CspNet.Tests.Processes.ProcessTestHelpers;
+using Parallel = CspNet.Parallel;
 
 namespace CspNet.Tests.Processes;
 

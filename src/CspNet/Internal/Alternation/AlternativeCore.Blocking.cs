@@ -1,6 +1,6 @@
-using CspNet.Internal.Processes;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Internal.Processes;
 
 namespace CspNet.Internal;
 
