@@ -94,6 +94,80 @@ public sealed class LayerDependencyTests
         Assert.True(violations.Count == 0, "Layer back-edges (see docs/ARCHITECTURE.md, Layers):\n" + string.Join("\n", violations));
     }
 
+    // The core's internals that the distributed layer may use (docs/HOSTING-CONTRACT.md): the
+    // hosting contract and the hold it hands out, and the check that refuses a blocking call made
+    // inside an async process. Overriding the public guard contract's members is not a use.
+    private static readonly string[] HostingContract =
+    [
+        "CspNet.Internal.IHostedChannel`1",
+        "CspNet.Internal.ChannelHold`1",
+        "CspNet.Internal.Processes.ProcessContext.ThrowIfBlockingInAsyncProcess",
+    ];
+
+    [Fact]
+    public void RemoteAssembly_UsesOfCoreInternals_OnlyTheHostingContract()
+    {
+        Assembly core = typeof(CSPThreadPool).Assembly;
+        var violations = new SortedSet<string>(StringComparer.Ordinal);
+        foreach (Type type in typeof(CspNode).Assembly.GetTypes())
+        {
+            foreach (MethodBase method in type.GetMethods(All).Cast<MethodBase>().Concat(type.GetConstructors(All)))
+            {
+                if (method.GetMethodBody() is not { } body)
+                {
+                    continue;
+                }
+
+                foreach (MemberInfo member in MembersUsedBy(method, body.GetILAsByteArray() ?? []))
+                {
+                    if (CoreInternal(member, core) is { } name && !HostingContract.Any(allowed => name == allowed || name.StartsWith(allowed + ".", StringComparison.Ordinal)))
+                    {
+                        violations.Add($"{Outermost(type).FullName}.{method.Name} uses {name}");
+                    }
+                }
+            }
+        }
+
+        Assert.True(violations.Count == 0, "The distributed layer reaches core internals outside the hosting contract (docs/HOSTING-CONTRACT.md):\n" + string.Join("\n", violations));
+    }
+
+    /// <summary>The name of <paramref name="member"/> if it is an internal of the core assembly (a type, or a member only the assembly sees); null otherwise.</summary>
+    private static string? CoreInternal(MemberInfo member, Assembly core)
+    {
+        Type? type = member as Type ?? member.DeclaringType;
+        if (type is null || type.Assembly != core)
+        {
+            return null;
+        }
+
+        Type definition = type.IsGenericType ? type.GetGenericTypeDefinition() : type;
+        if (!IsVisibleOutside(definition))
+        {
+            return member is Type ? definition.FullName : $"{definition.FullName}.{member.Name}";
+        }
+
+        bool memberVisible = member switch
+        {
+            MethodBase m => m.IsPublic || m.IsFamily || m.IsFamilyOrAssembly,
+            FieldInfo f => f.IsPublic || f.IsFamily || f.IsFamilyOrAssembly,
+            _ => true,
+        };
+        return memberVisible ? null : $"{definition.FullName}.{member.Name}";
+    }
+
+    private static bool IsVisibleOutside(Type type)
+    {
+        for (Type? t = type; t is not null; t = t.DeclaringType)
+        {
+            if (!(t.IsPublic || t.IsNestedPublic || t.IsNestedFamily || t.IsNestedFamORAssem))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
     private static Type Outermost(Type type)
     {
         while (type.DeclaringType is { } outer)

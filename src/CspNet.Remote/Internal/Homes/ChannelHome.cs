@@ -21,6 +21,7 @@ namespace CspNet.Remote.Internal.Homes;
 internal sealed class ChannelHome<T> : Home
 {
     private readonly CspChannel<T> _channel;
+    private readonly IHostedChannel<T> _hosted; // the same channel, seen through the hosting contract
     private readonly ValueCodec<T>? _codec; // null in stand-alone homes, which nothing remote reaches
     private readonly long _maxValueSize;
     private readonly Lock _lock = new();
@@ -30,6 +31,7 @@ internal sealed class ChannelHome<T> : Home
         : base(name, kind, codec?.WireName ?? typeof(T).FullName ?? typeof(T).Name, bufferCapacity)
     {
         _channel = kind.CreateChannel(buffer);
+        _hosted = _channel;
         _codec = codec;
         _maxValueSize = maxValueSize;
     }
@@ -128,7 +130,7 @@ internal sealed class ChannelHome<T> : Home
                         // The end holds reserved slots (its credits may be on their way to it):
                         // one is this value's, so it never waits for room its own end keeps. (Not
                         // once poisoned: this write has not completed, so it fails as any would.)
-                        home._channel.PutReserved(item);
+                        home._hosted.PutReserved(item);
                         _credits.Grant();
                         return OpResult.OkWithCredit;
                     }
@@ -142,7 +144,7 @@ internal sealed class ChannelHome<T> : Home
                 },
                 cancellationToken);
 
-        internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._channel, grant);
+        internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._hosted, grant);
 
         internal override bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge)
         {
@@ -151,7 +153,7 @@ internal sealed class ChannelHome<T> : Home
                 return false;
             }
 
-            CspChannel<T> core = home._channel;
+            IHostedChannel<T> core = home._hosted;
             if (!_credits.Spend())
             {
                 PoisonUnplaced(core, "it came without a credit (the writer broke the protocol)");
@@ -186,7 +188,7 @@ internal sealed class ChannelHome<T> : Home
         /// A credited value that cannot be placed is a write its writer saw complete: dropping it
         /// silently while the writer goes on would lose it unnoticed, so the channel is poisoned, saying why.
         /// </summary>
-        private void PoisonUnplaced(CspChannel<T> core, string why)
+        private void PoisonUnplaced(IHostedChannel<T> core, string why)
         {
             string kind = home.Kind.WireName(), name = home.Name, peer = Peer;
             core.Poison(() => new PoisonException($"{kind} '{name}' is poisoned: a value {peer} wrote (its write had completed, with a credit) could not be placed: {why}."));
@@ -214,7 +216,7 @@ internal sealed class ChannelHome<T> : Home
             if (single)
             {
                 string kind = home.Kind.WireName(), name = home.Name;
-                home._channel.Poison(() => new PeerLostException(
+                home._hosted.Poison(() => new PeerLostException(
                     $"{kind} '{name}' is poisoned: {peer}, which held its only writing end, was lost (it exited, was killed, or went silent)."));
             }
         }
@@ -226,7 +228,7 @@ internal sealed class ChannelHome<T> : Home
             Run(
                 async ct =>
                 {
-                    await home._channel.WhenHoldableAsync(ct).ConfigureAwait(false);
+                    await home._hosted.WhenHoldableAsync(ct).ConfigureAwait(false);
                     ready();
                     return OpResult.Ok;
                 },
@@ -236,7 +238,7 @@ internal sealed class ChannelHome<T> : Home
             Run(
                 async ct =>
                 {
-                    CspChannel<T> core = home._channel;
+                    IHostedChannel<T> core = home._hosted;
                     ChannelHold<T>? hold = wait ? await core.HoldAsync(ct).ConfigureAwait(false) : core.TryHold();
                     if (hold is null)
                     {
@@ -255,7 +257,7 @@ internal sealed class ChannelHome<T> : Home
                     {
                         if (accept)
                         {
-                            CspChannel<T>.Commit(hold);
+                            core.Commit(hold);
                         }
                         else
                         {

@@ -15,7 +15,7 @@ namespace CspNet.Remote.Internal.Homes;
 /// Granting starts once the end has written (an end that never writes reserves nothing) and keeps
 /// up to <see cref="Window"/> credits outstanding (granted, and the value not arrived yet), topped
 /// up in batches as values arrive and as readers make room; while the buffer is full, one watch
-/// waits for room (<see cref="CspChannel{T}.WhenReservableAsync"/>): no polling.
+/// waits for room (<see cref="IHostedChannel{T}.WhenReservableAsync"/>): no polling.
 /// </para>
 /// <para>
 /// The outstanding credits are the end's reservations at the channel: <see cref="Close"/> releases
@@ -29,7 +29,7 @@ internal sealed class CreditGrants<T>
     /// <summary>The most credits an end has outstanding, whatever the buffer's capacity.</summary>
     internal const int MaxWindow = 64;
 
-    private readonly CspChannel<T> _core;
+    private readonly IHostedChannel<T> _core;
     private readonly Action<int, string?> _send;
     private readonly int _batch;
     private readonly Lock _lock = new();
@@ -39,7 +39,7 @@ internal sealed class CreditGrants<T>
     private bool _watching;
     private bool _closed;
 
-    private CreditGrants(CspChannel<T> core, int window, Action<int, string?> send)
+    private CreditGrants(IHostedChannel<T> core, int window, Action<int, string?> send)
     {
         _core = core;
         _send = send;
@@ -56,7 +56,7 @@ internal sealed class CreditGrants<T>
     /// <summary>The grants for an end of <paramref name="core"/>; null if its buffer's capacity is unknown (no credits: every write waits).</summary>
     /// <param name="core">The channel.</param>
     /// <param name="send">Sends a Credit frame: a count, or the poison's message (count 0).</param>
-    internal static CreditGrants<T>? For(CspChannel<T> core, Action<int, string?> send)
+    internal static CreditGrants<T>? For(IHostedChannel<T> core, Action<int, string?> send)
     {
         int capacity = core.ReservableCapacity;
         return capacity > 0 ? new CreditGrants<T>(core, Math.Min(capacity, MaxWindow), send) : null;
