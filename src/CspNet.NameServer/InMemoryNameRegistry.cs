@@ -274,7 +274,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
             RemoveWaiter(name, waiter);
 
             // A registration may have completed the waiter just as the wait ended.
-            return waiter.Task.IsCompletedSuccessfully ? waiter.Task.Result : null;
+            return waiter.Task.IsCompletedSuccessfully ? await waiter.Task.ConfigureAwait(false) : null;
         }
         catch (OperationCanceledException)
         {

@@ -140,7 +140,9 @@ public static class CspManager
 
     /// <summary>Joins the distributed system with full options.</summary>
     /// <param name="options">Where to listen, where the NameServer is, timeouts, limits and the cluster key.</param>
+#pragma warning disable RS0030 // The paper's synchronous API over the async one.
     public static void Init(CspNodeOptions options) => InitAsync(options).GetAwaiter().GetResult();
+#pragma warning restore RS0030
 
     /// <summary>Joins the distributed system with full options, without holding a thread while it starts.</summary>
     /// <param name="options">Where to listen, where the NameServer is, timeouts, limits and the cluster key.</param>
@@ -171,7 +173,9 @@ public static class CspManager
     }
 
     /// <summary>Leaves the distributed system (or ends stand-alone mode); Init may then be called again.</summary>
+#pragma warning disable RS0030 // The paper's synchronous API over the async one.
     public static void Shutdown() => ShutdownAsync().AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
 
     /// <summary>Leaves the distributed system without holding a thread while links close.</summary>
     /// <returns>A task that completes when everything is closed.</returns>
@@ -213,7 +217,9 @@ public static class CspManager
 
         try
         {
+#pragma warning disable RS0030 // Process exit: a bounded wait for the node to leave.
             node.DisposeAsync().AsTask().Wait(ExitTimeout);
+#pragma warning restore RS0030
         }
 #pragma warning disable CA1031 // The process is ending: nothing is left to report a failure to leave to.
         catch (Exception)

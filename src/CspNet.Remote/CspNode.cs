@@ -225,6 +225,8 @@ public sealed partial class CspNode : IAsyncDisposable
     {
         // Checked even when the answer is already there: a misuse must not depend on timing.
         ProcessContext.ThrowIfBlockingInAsyncProcess(getter + "(name)", getter + "Async(name)");
+#pragma warning disable RS0030 // The paper's synchronous getters over the async ones (refused inside async processes above).
         return pending.AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
     }
 }

@@ -90,7 +90,9 @@ public sealed partial class DistParallel
     public void Run()
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("DistParallel.Run()", "DistParallel.RunAsync()");
+#pragma warning disable RS0030 // The paper's synchronous Run() over RunAsync() (refused inside async processes above).
         RunAsync().GetAwaiter().GetResult();
+#pragma warning restore RS0030
     }
 
     /// <summary>Runs every process once, without holding a thread while they run.</summary>

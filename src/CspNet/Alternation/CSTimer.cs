@@ -116,7 +116,10 @@ public sealed class CSTimer : Guard
         while ((remaining = MonotonicClock.MillisecondsUntil(deadline)) > 0)
         {
             // Thread.Sleep may wake a little early on some systems: sleep again for the rest.
+            // Sleeping is what the caller asked for (CSTimer.Sleep/After, the paper's API).
+#pragma warning disable RS0030
             Thread.Sleep((int)Math.Min(remaining, int.MaxValue - 1));
+#pragma warning restore RS0030
         }
     }
 

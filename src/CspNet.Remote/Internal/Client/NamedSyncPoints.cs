@@ -22,7 +22,9 @@ internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle
     public override void Sync()
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Sync()", "SyncAsync()");
+#pragma warning disable RS0030 // The paper's synchronous Sync() over SyncAsync() (refused inside async processes).
         SyncAsync().AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
     }
 
     public override async ValueTask SyncAsync(CancellationToken cancellationToken = default) =>
@@ -51,13 +53,17 @@ internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle)
     public override void Fall()
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Fall()", "FallAsync()");
+#pragma warning disable RS0030 // The paper's synchronous Fall() over FallAsync() (refused inside async processes).
         FallAsync().AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
     }
 
     public override async ValueTask FallAsync(CancellationToken cancellationToken = default) =>
         await RemoteSync.RunAsync(link, handle, SyncKind.BucketFall, $"Falling into bucket '{Name}'", cancellationToken).ConfigureAwait(false);
 
+#pragma warning disable RS0030 // The paper's synchronous Flush() over FlushAsync().
     public override int Flush() => FlushAsync().AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
 
     public override async ValueTask<int> FlushAsync(CancellationToken cancellationToken = default) =>
         await RemoteSync.RunAsync(link, handle, SyncKind.BucketFlush, $"Flushing bucket '{Name}'", cancellationToken).ConfigureAwait(false);

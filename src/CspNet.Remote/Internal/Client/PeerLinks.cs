@@ -24,7 +24,9 @@ internal sealed class PeerLinks(ILinkNode runtime) : IAsyncDisposable
         lock (_lock)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
+#pragma warning disable RS0030 // Read only when IsCompletedSuccessfully.
             if (!_links.TryGetValue(key, out connecting!) || connecting.IsFaulted || connecting.IsCanceled || (connecting.IsCompletedSuccessfully && connecting.Result.IsFailed))
+#pragma warning restore RS0030
             {
                 // Connecting is not tied to the first caller's token: the link outlives that getter.
                 connecting = PeerLink.ConnectAsync(runtime, host, port, CancellationToken.None);

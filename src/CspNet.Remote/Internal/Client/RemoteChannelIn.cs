@@ -66,14 +66,18 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             if (_commit is { } commit)
             {
                 _commit = null;
+#pragma warning disable RS0030 // A thread process's read of a committed selection: the commit's answer, waited for once.
                 CheckCommitted(commit.Task.GetAwaiter().GetResult());
+#pragma warning restore RS0030
             }
 
             return TakeHeld();
         }
 
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
+#pragma warning disable RS0030 // The synchronous Read() over ReadAsync() (refused inside async processes above).
         return ReadAsync().AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
     }
 
     public override ValueTask<T> ReadAsync(CancellationToken cancellationToken = default)
@@ -253,7 +257,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             T value;
             try
             {
-                value = codec.Read(op.Reserved.Result);
+                value = codec.Read(await op.Reserved.ConfigureAwait(false)); // completed: no wait
             }
             catch
             {

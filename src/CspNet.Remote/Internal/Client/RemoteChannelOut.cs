@@ -54,7 +54,9 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         ValueTask write = WriteAsync(value);
         if (!write.IsCompletedSuccessfully)
         {
+#pragma warning disable RS0030 // The synchronous Write() over WriteAsync() when it did not complete at once.
             write.AsTask().GetAwaiter().GetResult();
+#pragma warning restore RS0030
         }
     }
 

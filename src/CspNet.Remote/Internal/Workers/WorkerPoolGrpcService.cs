@@ -314,7 +314,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         /// <summary>Runs the job on a thread of its own; its worker goes back to the pool when it ends.</summary>
         private void Start(ulong id, ShippedProcess job, string traceparent)
         {
+#pragma warning disable RS0030 // Completed: a session starts jobs only after awaiting pool.Ready.
             CspNode node = pool.Ready.Result;
+#pragma warning restore RS0030
             Task<Exception?> run = ProcessThread.Start(
                 () =>
                 {
@@ -363,7 +365,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                 finished =>
                 {
                     pool.Return(1);
+#pragma warning disable RS0030 // In the task's continuation: it has completed.
                     Exception? failure = finished.Result;
+#pragma warning restore RS0030
                     switch (failure)
                     {
                         case null:

@@ -227,7 +227,11 @@ internal sealed partial class AlternativeCore
         {
             try
             {
+                // A thread process's selection is synchronous by contract, and a remote guard's
+                // reservation is async work: this is the one place it is waited for.
+#pragma warning disable RS0030
                 return attempt.GetAwaiter().GetResult();
+#pragma warning restore RS0030
             }
             catch (ThreadInterruptedException interrupt) when (!attempt.IsCompleted)
             {
