@@ -520,6 +520,12 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
         }
     }
 
+    /// <summary>etcd refused the NameServer's credentials or its user's permissions: what to check.</summary>
+    private EtcdRegistryUnavailableException Refused(RpcException e, string operation) =>
+        new(
+            $"etcd at {_endpoints} refused {operation} ({e.Status.Detail}): check the NameServer's Etcd:Username and password, its client certificate, and that the user's role may read and write keys under '{_prefix}'.",
+            e);
+
     private Exception Translate(RpcException e, string operation)
     {
         Exception translated = e.StatusCode switch
@@ -530,10 +536,11 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
                 new EtcdRegistryUnavailableException(
                     $"The NameServer's registry, etcd at {_endpoints}, did not complete {operation} within {_operationTimeout.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s ({e.Status.Detail}): check that the etcd members are running and reachable from the NameServer's host and that a majority of them is up (etcdctl --endpoints {_endpoints} endpoint health).",
                     e),
-            StatusCode.Unauthenticated or StatusCode.PermissionDenied or StatusCode.FailedPrecondition =>
-                new EtcdRegistryUnavailableException(
-                    $"etcd at {_endpoints} refused {operation} ({e.Status.Detail}): check the NameServer's Etcd:Username and password, its client certificate, and that the user's role may read and write keys under '{_prefix}'.",
-                    e),
+            StatusCode.Unauthenticated or StatusCode.PermissionDenied or StatusCode.FailedPrecondition => Refused(e, operation),
+
+            // etcd reports a missing user name and a wrong password as invalid arguments.
+            StatusCode.InvalidArgument when e.Status.Detail.Contains("user name is empty", StringComparison.Ordinal)
+                || e.Status.Detail.Contains("authentication failed", StringComparison.Ordinal) => Refused(e, operation),
             StatusCode.ResourceExhausted =>
                 new NameServerCapacityExceededException($"etcd at {_endpoints} is full ({e.Status.Detail}): compact and defragment it, or raise its --quota-backend-bytes.", e),
             _ => new InvalidOperationException($"etcd at {_endpoints} failed {operation} with {e.StatusCode}: {e.Status.Detail}", e),
