@@ -144,6 +144,11 @@ public sealed class NameServerHost : IAsyncDisposable
 
         try
         {
+            if (options.BeforeListening is { } prepare)
+            {
+                await prepare(app.Services.GetRequiredService<INameRegistry>()).ConfigureAwait(false);
+            }
+
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
         }
         catch

@@ -1,5 +1,6 @@
 using System;
 using System.Net;
+using System.Threading.Tasks;
 using CspNet.NameServer.Internal.StatusReporting;
 using Microsoft.Extensions.Logging;
 
@@ -28,4 +29,7 @@ public sealed class NameServerHostOptions
 
     /// <summary>How long stopping waits for calls in progress. Default 5 seconds.</summary>
     public TimeSpan ShutdownTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>Runs on the registry after it is built and before the server listens: tests set up a registry no program can reach first.</summary>
+    internal Func<INameRegistry, Task>? BeforeListening { get; set; }
 }

@@ -46,7 +46,20 @@ public sealed partial class CspNode : IAsyncDisposable
         _names = names;
         _advertisedHost = advertisedHost;
         _links = server is null ? null : new PeerLinks(runtime);
+        if (names is not null)
+        {
+            names.NameLost += (name, detail) => NameLost?.Invoke(this, new NameLostEventArgs(name, detail));
+        }
     }
+
+    /// <summary>
+    /// Raised when a name this program registered now belongs to another program: after the
+    /// NameServer restarted or this program's lease expired, the other program registered it
+    /// before this one could register it again. Peers that resolve the name from then on reach the
+    /// other program, so a program that must not be displaced silently should stop or alert here.
+    /// Raised on a thread of the NameServer client; handlers must not block.
+    /// </summary>
+    public event EventHandler<NameLostEventArgs>? NameLost;
 
     /// <summary>Whether named constructs are shared with other programs (false after a stand-alone start).</summary>
     public bool IsDistributed => _server is not null;

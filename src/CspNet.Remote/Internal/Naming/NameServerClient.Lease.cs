@@ -22,6 +22,9 @@ internal sealed partial class NameServerClient
     private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
     private bool _reregistrationPending;
 
+    // Names found taken while re-registering, told to NameLost once the gate is released.
+    private readonly List<(string Name, string Detail)> _lost = [];
+
     // Guarded by _gate: the worker pool registered under the lease (if any), with its latest free count.
     private WorkerPoolEntry? _pool;
 
@@ -146,6 +149,7 @@ internal sealed partial class NameServerClient
             {
                 // Another program took the name while this one's lease was gone; it is theirs now.
                 _registered.Remove(entry.Name);
+                _lost.Add((entry.Name, e.Status.Detail));
                 LogNameLost(_logger, entry.Name, e.Status.Detail);
             }
         }
@@ -166,10 +170,17 @@ internal sealed partial class NameServerClient
     private void ReleaseGate(string? leaseBefore)
     {
         string? leaseAfter = _leaseId;
+        (string Name, string Detail)[] lost = [.. _lost];
+        _lost.Clear();
         _gate.Release();
         if (leaseBefore is not null && leaseAfter is not null && leaseAfter != leaseBefore)
         {
             IncarnationChanged?.Invoke(leaseBefore, leaseAfter);
+        }
+
+        foreach ((string name, string detail) in lost)
+        {
+            NameLost?.Invoke(name, detail);
         }
     }
 

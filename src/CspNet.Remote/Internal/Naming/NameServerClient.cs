@@ -132,6 +132,12 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// <summary>Raised, off the gate, when the client had to open a new lease (old, new incarnation); it has registered its names again, or will at the next renewal if that failed part-way.</summary>
     public event Action<string, string>? IncarnationChanged;
 
+    /// <summary>
+    /// Raised, off the gate, when a name this program had registered could not be registered again
+    /// under a new lease because another program holds it now (name, the NameServer's detail).
+    /// </summary>
+    public event Action<string, string>? NameLost;
+
     /// <summary>The address of the NameServer (replica) calls go to now.</summary>
     public Uri NameServer => _replicas[Volatile.Read(ref _current)].Address;
 
