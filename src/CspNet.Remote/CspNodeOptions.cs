@@ -49,6 +49,13 @@ public sealed class CspNodeOptions
     public TimeSpan PeerTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
+    /// The most connections this program's endpoint holds open at once (peer programs share one
+    /// connection per pair, so this bounds the peers, and any client, that can hold it). A
+    /// connection beyond it is closed as soon as it is accepted. Default 1,000.
+    /// </summary>
+    public int MaxConnections { get; set; } = 1000;
+
+    /// <summary>
     /// How long the NameServer may stay unreachable while this program waits for it (to resolve or
     /// register a name) before the call fails. Default 5 seconds.
     /// </summary>
@@ -189,6 +196,11 @@ public sealed class CspNodeOptions
         if (PeerTimeout <= TimeSpan.Zero || NameServerTimeout <= TimeSpan.Zero)
         {
             throw new ArgumentOutOfRangeException(nameof(PeerTimeout), "CspNodeOptions.PeerTimeout and NameServerTimeout must be positive.");
+        }
+
+        if (MaxConnections < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxConnections), MaxConnections, "CspNodeOptions.MaxConnections must be at least 1.");
         }
 
         if (ChunkSize is < 1024 or > (16 << 20))

@@ -66,6 +66,9 @@ public sealed class WorkerPoolOptions
     /// <summary>The largest assembly image the pool accepts. Default 64 MiB.</summary>
     public int MaxAssemblySize { get; set; } = 64 << 20;
 
+    /// <summary>The most connections the pool's WorkerPool service holds open at once; one beyond it is closed as soon as it is accepted. Default 1,000.</summary>
+    public int MaxConnections { get; set; } = 1000;
+
     /// <summary>
     /// The most bytes of shipped assembly images the pool keeps. Past it the least recently used
     /// images are dropped (a job needing one again has it sent again); an image that would not fit
@@ -153,6 +156,11 @@ public sealed class WorkerPoolOptions
         if (MaxAssemblySize < 1024)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxAssemblySize), MaxAssemblySize, "WorkerPoolOptions.MaxAssemblySize must be at least 1 KiB.");
+        }
+
+        if (MaxConnections < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxConnections), MaxConnections, "WorkerPoolOptions.MaxConnections must be at least 1.");
         }
 
         if (MaxImageStoreBytes < MaxAssemblySize)

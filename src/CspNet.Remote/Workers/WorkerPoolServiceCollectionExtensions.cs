@@ -59,6 +59,7 @@ public static class WorkerPoolServiceCollectionExtensions
         ArgumentNullException.ThrowIfNull(options);
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         kestrel.AddServerHeader = false;
+        kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
         kestrel.Limits.MinRequestBodyDataRate = null; // a Run stream may be silent while its jobs run
         kestrel.Limits.MaxRequestBodySize = null;
         kestrel.Limits.Http2.KeepAlivePingDelay = half;

@@ -67,6 +67,7 @@ internal sealed class NodeServer : IAsyncDisposable
                 }
             });
             kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
             kestrel.Limits.MaxRequestBodySize = null; // a Link stream lives as long as the program
             kestrel.Limits.MinRequestBodyDataRate = null; // and may be idle for hours between values
             kestrel.Limits.Http2.KeepAlivePingDelay = half;
