@@ -1,0 +1,130 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace CspNet.Remote.Tests.Named;
+
+/// <summary>
+/// A program frozen with SIGSTOP (a stopped debugger, a swapped-out VM) mid-write or mid-select
+/// is a lost program within about the peer timeout for the program waiting on it; once it
+/// continues (SIGCONT) it learns that it was lost, and between the two sides no value was lost or
+/// duplicated: the reader got exactly the values whose writes completed, plus at most the one
+/// whose answer the freeze swallowed.
+/// </summary>
+public sealed class FrozenProgramTests
+{
+    private const int Timeout = 90_000;
+
+    // The reader here notices within the peer timeout plus the keep-alive check's period (DEPLOYING.md's failure table).
+    private static readonly TimeSpan Bound = (TestSystem.PeerTimeout * 2) + TimeSpan.FromSeconds(4);
+
+    [Theory(Timeout = Timeout)]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task FrozenWriterProgram_MidWrite_ReaderHereLosesItAndNothingIsLostOrDuplicated(bool selecting)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode node = await system.NodeAsync("reader");
+        AltingChannelIn<int> input = await node.GetOne2OneInAsync<int>("frozen");
+        ChildNode writer = system.Child("write-seq", "One2One", "frozen");
+        var idle = new One2OneChannel<int>();
+        var alternative = new Alternative([input, idle.In]);
+
+        int read = 0;
+        async Task<int> NextAsync()
+        {
+            if (selecting)
+            {
+                Assert.Equal(0, await alternative.FairSelectAsync());
+            }
+
+            return await input.ReadAsync();
+        }
+
+        while (read < 200)
+        {
+            Assert.Equal(read, await NextAsync());
+            read++;
+        }
+
+        Signal("STOP", writer.Id);
+        var frozen = Stopwatch.StartNew();
+        try
+        {
+            // Values already on their way may still arrive, in order; then the writer is lost.
+            while (true)
+            {
+                Assert.Equal(read, await NextAsync());
+                read++;
+            }
+        }
+        catch (PeerLostException)
+        {
+        }
+
+        TimeSpan noticed = frozen.Elapsed;
+        Signal("CONT", writer.Id);
+        string done = await writer.WaitForAsync("done");
+
+        Assert.True(noticed < Bound, $"The frozen writer was noticed after {noticed} (bound {Bound}).");
+        string[] words = done.Split(' ');
+        int written = int.Parse(words[2], CultureInfo.InvariantCulture);
+        Assert.Equal("PeerLostException", words[3]);
+        Assert.InRange(read - written, 0, 1);
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task FrozenReaderProgram_MidWrite_WriterHereLosesItAndNothingIsLostOrDuplicated()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode node = await system.NodeAsync("writer");
+        ChildNode reader = system.Child("read-seq", "One2One", "frozen");
+        await reader.ReadyAsync();
+        IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("frozen");
+        int written = 0;
+        while (written < 200)
+        {
+            await output.WriteAsync(written);
+            written++;
+        }
+
+        Signal("STOP", reader.Id);
+        var frozen = Stopwatch.StartNew();
+        try
+        {
+            while (true)
+            {
+                await output.WriteAsync(written);
+                written++;
+            }
+        }
+        catch (PeerLostException)
+        {
+        }
+
+        TimeSpan noticed = frozen.Elapsed;
+        Signal("CONT", reader.Id);
+        string done = await reader.WaitForAsync("done");
+
+        Assert.True(noticed < Bound, $"The frozen reader was noticed after {noticed} (bound {Bound}).");
+        string[] words = done.Split(' ');
+        int read = int.Parse(words[2], CultureInfo.InvariantCulture);
+        Assert.InRange(read - written, 0, 1);
+    }
+
+    private static void Signal(string signal, int processId)
+    {
+        using Process kill = Process.Start("kill", ["-" + signal, processId.ToString(CultureInfo.InvariantCulture)]);
+        kill.WaitForExit();
+        Assert.Equal(0, kill.ExitCode);
+    }
+}
