@@ -11,9 +11,10 @@ using CspNet.Internal.Scheduling;
 namespace CspNet;
 
 // Invariants, under the lock (AssertInvariants checks them at every exit of a critical section):
-//  - plain readers and plain writers are never parked at the same time;
+//  - plain readers and plain writers are never parked at the same time (but see the next);
 //  - plain readers park only on an empty buffer (or none), plain writers only on a full one
-//    (reserved slots count as full);
+//    (reserved slots count as full); while a hold has a buffered value out, readers park whatever
+//    the buffer holds (TakesHeldBackLocked), beside writers parked on a full buffer;
 //  - a poisoned channel has nobody parked; _hasBuffered is exactly buffer.Count > 0.
 //
 // The engine behind every channel kind, folded into the channel object itself: one lock (the
@@ -435,6 +436,13 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private bool TryTakeLocked(object? self, bool plainOnly, out T item, out Waiter<T>? partner)
     {
         AssertLockHeld();
+        if (TakesHeldBackLocked())
+        {
+            item = default!;
+            partner = null;
+            return false;
+        }
+
         if (_buffer is { } buffer && buffer.Count > 0)
         {
             item = buffer.Take();
@@ -518,8 +526,28 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// withdraws, it is still claimable; handing it a later value would overtake the buffered ones,
     /// so the later value queues behind them and the reader takes the oldest in its scan.
     /// </summary>
+    /// <remarks>
+    /// Nor while a hold has a buffered value out (<see cref="TakesHeldBackLocked"/>): it may come back.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool MayHandToReaderLocked() => _buffer is not { } buffer || buffer.Count == 0;
+    private bool MayHandToReaderLocked() => _buffer is not { } buffer || (buffer.Count == 0 && !TakesHeldBackLocked());
+
+    /// <summary>
+    /// Whether reads must wait because a hold has a buffered value out: it may be released back to
+    /// the front, so nothing behind it (a buffered value, a writer's) may be handed to any reader
+    /// or hold meanwhile, or a reader would see a later value before it. The commit or release of
+    /// the hold serves the readers parked meanwhile. A poisoned channel drains regardless: nobody
+    /// may stay parked on it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TakesHeldBackLocked() => _buffer is FrontSlotBuffer<T> { HeldOut: > 0 } && !_poisoned;
+
+    /// <summary>
+    /// Whether a read that cannot claim another alternation could take something now: a buffered
+    /// item, a plain parked writer, or the poison (an enabling alternation and a hold see only these).
+    /// </summary>
+    private bool ReadableWithoutOffersLocked() =>
+        _poisoned || (!TakesHeldBackLocked() && ((_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain()));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfCannotParkLocked(bool isReader, object? self)
@@ -553,8 +581,9 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         AssertLockHeld();
         bool plainReaders = _readers.HasPlain();
         bool plainWriters = _writers.HasPlain();
-        Debug.Assert(!(plainReaders && plainWriters), "Plain readers and writers are never parked at the same time.");
-        Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
+        bool heldBack = TakesHeldBackLocked();
+        Debug.Assert(!(plainReaders && plainWriters) || heldBack, "Plain readers and writers are never parked at the same time (but while a held value may come back).");
+        Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0 || heldBack, "Readers park only on an empty buffer (or while a held value may come back).");
         Debug.Assert(!plainWriters || _buffer is null || IsFullLocked(_buffer), "Writers park only on a full buffer.");
         Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
         Debug.Assert(_buffer is null || _hasBuffered == (_buffer.Count > 0), "The buffered hint matches the buffer.");
