@@ -48,7 +48,7 @@ public abstract partial class CspChannel<T>
             {
                 held.Hold(item);
             }
-            else if (_poisoned)
+            else if (_poisoned && !TakesHeldBackLocked())
             {
                 held.HoldPoison();
             }

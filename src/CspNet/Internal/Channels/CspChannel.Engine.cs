@@ -15,7 +15,8 @@ namespace CspNet;
 //  - plain readers park only on an empty buffer (or none), plain writers only on a full one
 //    (reserved slots count as full); while a hold has a buffered value out, readers park whatever
 //    the buffer holds (TakesHeldBackLocked), beside writers parked on a full buffer;
-//  - a poisoned channel has nobody parked; _hasBuffered is exactly buffer.Count > 0.
+//  - a poisoned channel has nobody parked (but readers while reads are held back);
+//    _hasBuffered is exactly buffer.Count > 0.
 //
 // The engine behind every channel kind, folded into the channel object itself: one lock (the
 // channel, see CspChannel's remarks), an optional buffer, and one queue each of parked readers and
@@ -360,7 +361,9 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             Volatile.Write(ref _poisoned, true);
-            readers = _readers.DetachAllClaimed();
+
+            // Readers parked while a held value may come back stay: the hold's end serves them.
+            readers = TakesHeldBackLocked() ? null : _readers.DetachAllClaimed();
             writers = _writers.DetachAllClaimed();
             SetPoisonLocked(readers);
             SetPoisonLocked(writers);
@@ -536,24 +539,25 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// Whether reads must wait because a hold has a buffered value out: it may be released back to
     /// the front, so nothing behind it (a buffered value, a writer's) may be handed to any reader
     /// or hold meanwhile, or a reader would see a later value before it. The commit or release of
-    /// the hold serves the readers parked meanwhile. A poisoned channel drains regardless: nobody
-    /// may stay parked on it.
+    /// the hold serves the readers parked meanwhile. The poison does not end this: a reader parked
+    /// (or arriving) meanwhile stays parked, since the held value may come back to it, and gets
+    /// the poison only once the hold settles with nothing left to read.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TakesHeldBackLocked() => _buffer is FrontSlotBuffer<T> { HeldOut: > 0 } && !_poisoned;
+    private bool TakesHeldBackLocked() => _buffer is FrontSlotBuffer<T> { HeldOut: > 0 };
 
     /// <summary>
     /// Whether a read that cannot claim another alternation could take something now: a buffered
     /// item, a plain parked writer, or the poison (an enabling alternation and a hold see only these).
     /// </summary>
     private bool ReadableWithoutOffersLocked() =>
-        _poisoned || (!TakesHeldBackLocked() && ((_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain()));
+        !TakesHeldBackLocked() && (_poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain());
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfCannotParkLocked(bool isReader, object? self)
     {
         AssertLockHeld();
-        if (_poisoned)
+        if (_poisoned && !(isReader && TakesHeldBackLocked()))
         {
             throw CreatePoisoned();
         }
@@ -585,7 +589,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         Debug.Assert(!(plainReaders && plainWriters) || heldBack, "Plain readers and writers are never parked at the same time (but while a held value may come back).");
         Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0 || heldBack, "Readers park only on an empty buffer (or while a held value may come back).");
         Debug.Assert(!plainWriters || _buffer is null || IsFullLocked(_buffer), "Writers park only on a full buffer.");
-        Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
+        Debug.Assert(!_poisoned || ((_readers.IsEmpty || heldBack) && _writers.IsEmpty), "Nobody stays parked on a poisoned channel (but readers while a held value may come back).");
         Debug.Assert(_buffer is null || _hasBuffered == (_buffer.Count > 0), "The buffered hint matches the buffer.");
         AssertReservations();
     }

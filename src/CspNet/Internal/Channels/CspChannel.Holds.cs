@@ -289,6 +289,19 @@ public abstract partial class CspChannel<T>
             }
         }
 
+        // On a poisoned channel, readers left with nothing to read get the poison now.
+        if (_poisoned && _buffer.Count == 0)
+        {
+            Waiter<T>? poisoned = _readers.DetachAllClaimed();
+            SetPoisonLocked(poisoned);
+            while (poisoned is { } reader)
+            {
+                poisoned = reader.Next;
+                reader.Next = null;
+                wake.Add(reader);
+            }
+        }
+
         _readers.SignalSelections(except: null);
         _writers.SignalSelections(except: null);
     }

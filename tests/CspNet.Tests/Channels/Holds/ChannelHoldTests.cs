@@ -169,6 +169,45 @@ public class ChannelHoldTests
         Assert.Null(channel.TryHold());
     }
 
+    /// <summary>
+    /// The poison while a buffered value is held: a reader must neither take the value behind it
+    /// nor give up with the poison while the held value may come back to it.
+    /// </summary>
+    [Fact(Timeout = 20_000)]
+    public async Task Release_PoisonedWhileBufferedValueHeld_ReaderTakesEveryValueInOrderThenPoison()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        await channel.WriteAsync(2);
+        ChannelHold<int> hold = channel.TryHold()!;
+        channel.Poison();
+
+        Task<int> next = reader.ReadAsync().AsTask();
+        channel.Release(hold);
+
+        Assert.Equal(1, await next);
+        Assert.Equal(2, await reader.ReadAsync());
+        await Assert.ThrowsAsync<PoisonException>(() => reader.ReadAsync().AsTask());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_PoisonedWhileReaderWaitsBesideAHeldValue_ReaderGetsThePoison()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        ChannelHold<int> hold = channel.TryHold()!;
+        Task<int> next = reader.ReadAsync().AsTask();
+
+        // The held value may still come back to this reader: the poison leaves it waiting.
+        channel.Poison();
+        Assert.False(next.IsCompleted);
+        CspChannel<int>.Commit(hold);
+
+        await Assert.ThrowsAsync<PoisonException>(() => next);
+    }
+
     [Fact(Timeout = 20_000)]
     public async Task Release_SelectionAndOfferParkedWhileBufferedValueHeld_PairInOrderAfterwards()
     {
