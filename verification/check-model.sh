@@ -5,7 +5,7 @@
 #
 #   verification/check-model.sh                 the configurations CI checks (the corrected protocol)
 #   verification/check-model.sh --counterexamples
-#                                               today's protocol and the hold reordering: each must
+#                                               the protocol before each correction: each must
 #                                               FAIL; prints the counterexample's trail
 #   N=4 CAP=2 verification/check-model.sh       larger bounds (more values, a larger buffer)
 set -uo pipefail

@@ -229,6 +229,7 @@ public abstract partial class CspChannel<T>
 #pragma warning disable CA1031 // The buffer's exception becomes the failure the selection throws.
     private void DeliverClaimedLocked(ChannelWriteEnd<T> end, T value, object selection, out Waiter<T>? partner)
     {
+        AssertLockHeld();
         try
         {
             if (!TryPutLocked(value, self: selection, plainOnly: true, out partner))

@@ -325,6 +325,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private Waiter<T> ParkLocked(ref WaiterQueue<T> queue, Park park, AsyncWaiter<T>? prepared, bool isReader)
     {
+        AssertLockHeld();
         if (prepared is null)
         {
             // A waiter rented or reset here is Pending: only a prepared one can have been
@@ -397,6 +398,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
     private void SetPoisonLocked(Waiter<T>? chain)
     {
+        AssertLockHeld();
         for (; chain is not null; chain = chain.Next)
         {
             chain.Item = default;
@@ -480,6 +482,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 #pragma warning disable CA1031 // The buffer's exception is handed to the writer whose value it refused.
     private void RefillLocked(IBuffer<T> buffer, Waiter<T> writer)
     {
+        AssertLockHeld();
         try
         {
             buffer.Put(writer.Item!);
@@ -533,7 +536,11 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// Nor while a hold has a buffered value out (<see cref="TakesHeldBackLocked"/>): it may come back.
     /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool MayHandToReaderLocked() => _buffer is not { } buffer || (buffer.Count == 0 && !TakesHeldBackLocked());
+    private bool MayHandToReaderLocked()
+    {
+        AssertLockHeld();
+        return _buffer is not { } buffer || (buffer.Count == 0 && !TakesHeldBackLocked());
+    }
 
     /// <summary>
     /// Whether reads must wait because a hold has a buffered value out: it may be released back to
@@ -544,14 +551,21 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// the poison only once the hold settles with nothing left to read.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TakesHeldBackLocked() => _buffer is FrontSlotBuffer<T> { HeldOut: > 0 };
+    private bool TakesHeldBackLocked()
+    {
+        AssertLockHeld();
+        return _buffer is FrontSlotBuffer<T> { HeldOut: > 0 };
+    }
 
     /// <summary>
     /// Whether a read that cannot claim another alternation could take something now: a buffered
     /// item, a plain parked writer, or the poison (an enabling alternation and a hold see only these).
     /// </summary>
-    private bool ReadableWithoutOffersLocked() =>
-        !TakesHeldBackLocked() && (_poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain());
+    private bool ReadableWithoutOffersLocked()
+    {
+        AssertLockHeld();
+        return !TakesHeldBackLocked() && (_poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain());
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfCannotParkLocked(bool isReader, object? self)
@@ -571,6 +585,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         }
     }
 
+    /// <summary>The first statement of every method named *Locked (CONTRIBUTING.md): <c>Debug.Assert(Monitor.IsEntered(this))</c>.</summary>
     [Conditional("DEBUG")]
     private void AssertLockHeld() => Debug.Assert(Monitor.IsEntered(this), "Methods named *Locked run under the channel lock.");
 

@@ -36,7 +36,11 @@ public abstract partial class CspChannel<T>
     /// Whether a hold could take something now: a buffered item, a plain parked writer, or the
     /// poison. Offers of other alternations do not count (see the remarks of this class).
     /// </summary>
-    private bool HoldableLocked() => ReadableWithoutOffersLocked();
+    private bool HoldableLocked()
+    {
+        AssertLockHeld();
+        return ReadableWithoutOffersLocked();
+    }
 
     /// <summary>
     /// Sets one value aside at once if there is one; null if there is none. Throws
@@ -271,7 +275,7 @@ public abstract partial class CspChannel<T>
     /// </summary>
     private void ServeParkedReadersLocked(List<Waiter<T>> wake)
     {
-        Debug.Assert(Monitor.IsEntered(this), "Methods named *Locked run under the channel lock.");
+        AssertLockHeld();
         if (TakesHeldBackLocked())
         {
             return;
