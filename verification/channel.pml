@@ -18,8 +18,11 @@
  *   FIXED     the corrected hand-over (MayHandToReaderLocked): a put, a reserved put or a
  *             released hold goes straight to a parked reader only while nothing is buffered.
  *             Without it, the model is the protocol before that correction.
- *   HOLD_ORDER  with HOLD: also check that the reader's own values rise (they do not: see
- *             docs/ARCHITECTURE.md, "The protocol model").
+ *   HOLD_ORDER  with HOLD: also check that the reader's own values rise (without HOLD_BACK
+ *             they do not: see docs/ARCHITECTURE.md, "The protocol model").
+ *   HOLD_BACK the corrected hold (TakesHeldBackLocked): while a buffered value is held, nothing
+ *             behind it is handed to the reader or a hold, and the poison leaves the reader
+ *             parked; the commit or release serves it (ServeParkedReadersLocked).
  */
 
 #ifndef N
@@ -53,6 +56,7 @@ byte blen;         /* items in q */
 byte nfront;       /* FrontSlotBuffer: items a released hold put back in front */
 byte novf;         /* FrontSlotBuffer: values waiting behind a full inner buffer */
 bool wrapped;      /* the buffer is wrapped in a FrontSlotBuffer */
+bool heldOut;      /* FrontSlotBuffer.HeldOut: a hold has a buffered value out */
 byte reserved;     /* _reserved */
 bool poisoned;
 byte rq;           /* _readers: NONE, PLAIN or SEL */
@@ -159,11 +163,19 @@ inline signalWriters() {
 
 /* ---- the hand-over under the lock ---------------------------------------------------------- */
 
+/* TakesHeldBackLocked: a held buffered value may come back, so nothing behind it is taken. */
+#ifdef HOLD_BACK
+#define heldBack heldOut
+#else
+#define heldBack 0
+#endif
+
 /* TryTakeLocked: from the buffer (then refill from a parked writer), else from a parked writer. */
 inline takeLocked(plainOnly, v, ok) {
   ok = 0;
   if
-  :: blen > 0 ->
+  :: heldBack -> skip
+  :: !heldBack && blen > 0 ->
        bufTake(v); ok = 1;
        if
        :: wq == PLAIN -> wq = NONE; w_claimed = 1; bufPut(w_item); w_item = 0
@@ -172,7 +184,7 @@ inline takeLocked(plainOnly, v, ok) {
             if :: c_ -> wn_claimed = 1; bufPut(wn_item) :: else fi
        :: else
        fi
-  :: else ->
+  :: !heldBack && blen == 0 ->
        if
        :: wq == PLAIN -> wq = NONE; w_claimed = 1; v = w_item; w_item = 0; ok = 1
        :: wq == SEL && !plainOnly ->
@@ -189,7 +201,7 @@ inline takeLocked(plainOnly, v, ok) {
    while nothing is buffered; the value then queues behind the buffered ones, and the reader,
    signalled when they went in, takes the oldest in its next scan. */
 #ifdef FIXED
-#define mayHandToReader (blen == 0)
+#define mayHandToReader (blen == 0 && !heldBack)
 #else
 #define mayHandToReader 1
 #endif
@@ -266,7 +278,7 @@ scan:
           takeLocked(0, v, ok);
           if
           :: ok -> held = 1; held_item = v
-          :: !ok && poisoned -> held = 1; held_poison = 1
+          :: !ok && poisoned && !heldBack -> held = 1; held_poison = 1
           :: else
           fi
         }
@@ -287,7 +299,7 @@ scan:
      atomic {
        if
        :: held -> raClaim(c_)
-       :: !held && (poisoned || blen > 0 || wq == PLAIN) ->
+       :: !held && !heldBack && (poisoned || blen > 0 || wq == PLAIN) ->
             raClaim(c_);
             if
             :: c_ ->
@@ -299,7 +311,7 @@ scan:
        :: else ->
             assert(rq == NONE);                    /* ThrowIfCannotParkLocked: one reader */
             rn_claimed = 0; rn_err = 0; rn_item = 0;
-            rq = SEL; signalWriters()
+            rq = SEL; if :: !heldBack -> signalWriters() :: else fi
        fi
      }
      /* WaitAsync / WaitBlocking: TryPark, park until moved out of Waiting */
@@ -353,7 +365,7 @@ chosen:
        takeLocked(0, v, ok);
        if
        :: ok -> receive(v)
-       :: !ok && poisoned -> r_poisoned = 1
+       :: !ok && poisoned && !heldBack -> r_poisoned = 1
        :: else -> assert(rq == NONE); r_claimed = 0; r_err = 0; rq = PLAIN
        fi
      }
@@ -403,7 +415,7 @@ wscan:
      atomic {
        if
        :: poisoned -> waClaim(c_); if :: c_ -> w_fail = 1 :: else fi
-       :: !poisoned && (rq == PLAIN || (CAP > 0 && !isFull)) ->
+       :: !poisoned && ((rq == PLAIN && mayHandToReader) || (CAP > 0 && !isFull)) ->
             waClaim(c_);
             if
             :: c_ -> putLocked(k, 1, ok); assert(ok); signalReaders()    /* DeliverClaimedLocked */
@@ -412,7 +424,7 @@ wscan:
        :: else ->
             assert(wq == NONE);
             wn_claimed = 0; wn_err = 0; wn_item = k;
-            wq = SEL; signalReaders()
+            wq = SEL; if :: !heldBack -> signalReaders() :: else fi
        fi
      }
      do
@@ -487,8 +499,9 @@ proctype Poisoner() {
   atomic {
     poisoned = 1;
     if
-    :: rq == PLAIN -> rq = NONE; r_claimed = 1; r_err = 1
-    :: rq == SEL -> rq = NONE; raClaim(c_); if :: c_ -> rn_claimed = 1; rn_err = 1 :: else fi
+    :: heldBack -> skip      /* readers stay parked: the held value may come back to them */
+    :: !heldBack && rq == PLAIN -> rq = NONE; r_claimed = 1; r_err = 1
+    :: !heldBack && rq == SEL -> rq = NONE; raClaim(c_); if :: c_ -> rn_claimed = 1; rn_err = 1 :: else fi
     :: else
     fi;
     if
@@ -500,15 +513,36 @@ proctype Poisoner() {
 }
 
 /* ---- holds: CspChannel.TryHold, Release, Commit ---------------------------------------------- */
+/* EndBufferedHold, ServeParkedReadersLocked: reads go on; the reader parked meanwhile is served. */
+inline endBufferedHold() {
+  heldOut = 0;
+#ifdef HOLD_BACK
+  if
+  :: blen > 0 && rq == PLAIN -> rq = NONE; takeLocked(0, v, ok); assert(ok); r_claimed = 1; r_item = v
+  :: blen > 0 && rq == SEL ->
+       rq = NONE; raClaim(c_);
+       if :: c_ -> takeLocked(0, v, ok); assert(ok); rn_claimed = 1; rn_item = v :: else fi
+  :: else
+  fi;
+  /* On a poisoned channel, a reader left with nothing to take gets the poison now. */
+  if
+  :: poisoned && blen == 0 && rq == PLAIN -> rq = NONE; r_claimed = 1; r_err = 1
+  :: poisoned && blen == 0 && rq == SEL -> rq = NONE; raClaim(c_); if :: c_ -> rn_claimed = 1; rn_err = 1 :: else fi
+  :: else
+  fi;
+  signalReaders(); signalWriters()
+#endif
+}
+
 proctype Holder() {
   byte v; bool fromWriter; bool released; bool c_; bool ok;
   do
   :: got + h_committed >= TOTAL || r_done -> break
   :: atomic {
-       (blen > 0 || wq == PLAIN || poisoned) ->     /* WhenHoldableAsync's watch, abstracted */
+       (!heldBack && (blen > 0 || wq == PLAIN || poisoned)) ->     /* WhenHoldableAsync's watch, abstracted */
        if
        :: blen > 0 ->
-            bufTake(v); fromWriter = 0;
+            bufTake(v); fromWriter = 0; heldOut = 1; wrapped = 1;
             if
             :: wq == PLAIN -> wq = NONE; w_claimed = 1; bufPut(w_item); w_item = 0
             :: wq == SEL -> wq = NONE; waClaim(c_); if :: c_ -> wn_claimed = 1; bufPut(wn_item) :: else fi
@@ -539,6 +573,10 @@ proctype Holder() {
                       fi
                  fi
             :: else ->
+#ifdef HOLD_BACK
+                 bufPutBack(v); endBufferedHold()
+#else
+                 heldOut = 0;
                  if
                  :: !poisoned && mayHandToReader && rq == PLAIN -> rq = NONE; r_claimed = 1; r_item = v
                  :: !poisoned && mayHandToReader && rq == SEL ->
@@ -546,6 +584,7 @@ proctype Holder() {
                       if :: c_ -> rn_claimed = 1; rn_item = v :: else -> bufPutBack(v) fi
                  :: else -> bufPutBack(v)
                  fi
+#endif
             fi;
             assert(!fromWriter || w_held == 0 || wq == PLAIN)
           }
@@ -555,7 +594,7 @@ proctype Holder() {
             takenOnce(v);
             if :: v <= 100 -> assert(v > h_last); h_last = v :: else fi;
             h_committed++;
-            if :: fromWriter -> w_held = 0 :: else fi
+            if :: fromWriter -> w_held = 0 :: else -> endBufferedHold() fi
           }
      fi
   od;

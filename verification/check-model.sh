@@ -5,7 +5,7 @@
 #
 #   verification/check-model.sh                 the configurations CI checks (the corrected protocol)
 #   verification/check-model.sh --counterexamples
-#                                               today's protocol and the hold reordering: each must
+#                                               the protocol before each correction: each must
 #                                               FAIL; prints the counterexample's trail
 #   N=4 CAP=2 verification/check-model.sh       larger bounds (more values, a larger buffer)
 set -uo pipefail
@@ -27,7 +27,8 @@ bounds() { # flags -> flags with the environment's bounds
 }
 
 # name|flags. FIXED: the corrected hand-over (a put reaches a parked reader directly only while
-# nothing is buffered).
+# nothing is buffered). HOLD_BACK: the corrected hold (nothing behind a held buffered value is
+# handed out until the hold settles).
 verified=(
   "rendezvous, plain parties|-DCAP=0 -DFIXED"
   "rendezvous, both select, timeouts, poison|-DCAP=0 -DRSEL -DWSEL -DTIMERS -DPOISON -DFIXED"
@@ -38,8 +39,11 @@ verified=(
   "buffered, both select, timeouts|-DRSEL -DWSEL -DTIMERS -DFIXED"
   "buffered, both select, timeouts, poison|-DRSEL -DWSEL -DTIMERS -DPOISON -DFIXED"
   "buffered 2, both select|-DCAP=2 -DRSEL -DWSEL -DFIXED"
-  "hold beside a plain reader, poison at the end|-DHOLD -DPOISON -DPOISON_LATE -DFIXED"
-  "hold beside a selecting reader, poison at the end|-DHOLD -DRSEL -DPOISON -DPOISON_LATE -DFIXED"
+  "hold beside a plain reader, poison at the end|-DHOLD -DPOISON -DPOISON_LATE -DFIXED -DHOLD_BACK -DHOLD_ORDER"
+  "hold beside a selecting reader, poison at the end|-DHOLD -DRSEL -DPOISON -DPOISON_LATE -DFIXED -DHOLD_BACK -DHOLD_ORDER"
+  "hold beside a selecting reader and writer, poison at the end|-DHOLD -DRSEL -DWSEL -DPOISON -DPOISON_LATE -DFIXED -DHOLD_BACK -DHOLD_ORDER"
+  "hold beside a selecting reader, poison at any time|-DHOLD -DRSEL -DPOISON -DFIXED -DHOLD_BACK -DHOLD_ORDER"
+  "hold, buffered 2, selecting reader, poison at any time|-DCAP=2 -DHOLD -DRSEL -DPOISON -DFIXED -DHOLD_BACK -DHOLD_ORDER"
   "reservations, both select|-DN=2 -DCAP=2 -DRESERVE -DRSEL -DWSEL -DFIXED"
   "reservations, selecting reader, poison|-DN=2 -DCAP=2 -DRESERVE -DRSEL -DPOISON -DFIXED"
 )

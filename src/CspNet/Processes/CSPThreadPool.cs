@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using CspNet.Internal.Processes;
 
@@ -199,6 +200,7 @@ public sealed class CSPThreadPool : IDisposable
     /// <summary>Counts a thread on its way to a start: an idle one, or null for a new one; returns the stack size for a new one.</summary>
     private int SendThreadLocked(out PooledThread? thread)
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "Called under the pool's lock.");
         _waking++;
         _busyCount++;
         _idle.TryPop(out thread);
@@ -294,6 +296,7 @@ public sealed class CSPThreadPool : IDisposable
 
     private void ThrowIfDisposedLocked()
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "Called under the pool's lock.");
         if (_disposed)
         {
             throw new ObjectDisposedException(

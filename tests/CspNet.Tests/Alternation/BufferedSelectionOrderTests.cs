@@ -50,24 +50,25 @@ public sealed class BufferedSelectionOrderTests
     }
 
     [Fact(Timeout = 20_000)]
-    public async Task Release_SelectingReaderParkedBesideBufferedValues_ReleasedValuesKeepTheirPlaceInFront()
+    public async Task Release_SelectingReaderParkedWhileBufferedValueHeld_ReleasedValueComesFirst()
     {
         var channel = new One2AnyChannel<int>(new FifoBuffer<int>(3));
-        await channel.WriteAsync(1);
-        await channel.WriteAsync(2);
-        ChannelHold<int> first = channel.TryHold()!;
-        ChannelHold<int> second = channel.TryHold()!;
-        using var reader = SignalledReader.Park(channel, channel.In, capacity: 3, firstValue: 3);
+        AltingChannelIn<int> end = channel.CreateIn();
+        for (int i = 1; i <= 3; i++)
+        {
+            await channel.WriteAsync(i);
+        }
 
-        // Given back out of order, while a selecting reader is parked beside the value 3.
-        channel.Release(second);
-        channel.Release(first);
-        reader.Withdraw();
+        ChannelHold<int> hold = channel.TryHold()!;
 
-        Assert.Equal(1, await reader.Selection);
-        Assert.Equal(1, await channel.In.ReadAsync());
-        Assert.Equal(2, await channel.ReadAsync());
-        Assert.Equal(3, await channel.ReadAsync());
+        // Values 2 and 3 are buffered, but nothing behind the held 1 may be taken: the selection parks.
+        Task<int> selection = new Alternative(end).PriSelectAsync().AsTask();
+        channel.Release(hold);
+
+        Assert.Equal(0, await selection);
+        Assert.Equal(1, await end.ReadAsync());
+        Assert.Equal(2, await end.ReadAsync());
+        Assert.Equal(3, await end.ReadAsync());
     }
 
     // ---- the shapes first seen, and the smallest trigger -----------------------------------------

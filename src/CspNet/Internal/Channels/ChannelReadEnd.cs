@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -64,7 +65,8 @@ internal sealed class ChannelReadEnd<T>(CspChannel<T> channel) : AltingChannelIn
     /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
-        if (!_binding.TryBindLocked(selection))
+        Debug.Assert(Monitor.IsEntered(channel), "Bound under the channel lock.");
+        if (!_binding.TryBindLocked(channel, selection))
         {
             ThrowHelper.ThrowEndInOtherSelection(channel.Kind);
         }

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -45,7 +46,8 @@ internal sealed class ChannelWriteEnd<T>(CspChannel<T> channel) : AltingChannelO
     /// <summary>See <see cref="EndBinding"/>.</summary>
     internal void BindLocked(AlternativeCore selection)
     {
-        if (!_binding.TryBindLocked(selection))
+        Debug.Assert(Monitor.IsEntered(channel), "Bound under the channel lock.");
+        if (!_binding.TryBindLocked(channel, selection))
         {
             ThrowHelper.ThrowEndInOtherSelection(channel.Kind);
         }

@@ -48,7 +48,7 @@ public abstract partial class CspChannel<T>
             {
                 held.Hold(item);
             }
-            else if (_poisoned)
+            else if (_poisoned && !TakesHeldBackLocked())
             {
                 held.HoldPoison();
             }
@@ -79,7 +79,7 @@ public abstract partial class CspChannel<T>
                 return;
             }
 
-            if (_poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain())
+            if (ReadableWithoutOffersLocked())
             {
                 if (!site.TryClaim())
                 {
@@ -105,7 +105,13 @@ public abstract partial class CspChannel<T>
                 SelectionWaiter<T> node = end.Node;
                 node.Arm(site, selection, default);
                 _readers.Enqueue(node, isReader: true);
-                _writers.SignalSelections(except: selection);
+
+                // While reads are held back, no offer can pair with this reader: signalling them
+                // would only make both sides scan and signal each other again until the hold settles.
+                if (!TakesHeldBackLocked())
+                {
+                    _writers.SignalSelections(except: selection);
+                }
             }
 
             AssertInvariants();
@@ -191,7 +197,7 @@ public abstract partial class CspChannel<T>
                 return;
             }
 
-            if (_readers.HasPlain() || (_buffer is { } buffer && !IsFullLocked(buffer)))
+            if ((_readers.HasPlain() && MayHandToReaderLocked()) || (_buffer is { } buffer && !IsFullLocked(buffer)))
             {
                 if (!site.TryClaim())
                 {
@@ -208,7 +214,10 @@ public abstract partial class CspChannel<T>
                 SelectionWaiter<T> node = end.Node;
                 node.Arm(site, selection, value);
                 _writers.Enqueue(node, isReader: false);
-                _readers.SignalSelections(except: selection);
+                if (!TakesHeldBackLocked())
+                {
+                    _readers.SignalSelections(except: selection);
+                }
             }
 
             AssertInvariants();
@@ -220,6 +229,7 @@ public abstract partial class CspChannel<T>
 #pragma warning disable CA1031 // The buffer's exception becomes the failure the selection throws.
     private void DeliverClaimedLocked(ChannelWriteEnd<T> end, T value, object selection, out Waiter<T>? partner)
     {
+        AssertLockHeld();
         try
         {
             if (!TryPutLocked(value, self: selection, plainOnly: true, out partner))

@@ -11,10 +11,12 @@ using CspNet.Internal.Scheduling;
 namespace CspNet;
 
 // Invariants, under the lock (AssertInvariants checks them at every exit of a critical section):
-//  - plain readers and plain writers are never parked at the same time;
+//  - plain readers and plain writers are never parked at the same time (but see the next);
 //  - plain readers park only on an empty buffer (or none), plain writers only on a full one
-//    (reserved slots count as full);
-//  - a poisoned channel has nobody parked; _hasBuffered is exactly buffer.Count > 0.
+//    (reserved slots count as full); while a hold has a buffered value out, readers park whatever
+//    the buffer holds (TakesHeldBackLocked), beside writers parked on a full buffer;
+//  - a poisoned channel has nobody parked (but readers while reads are held back);
+//    _hasBuffered is exactly buffer.Count > 0.
 //
 // The engine behind every channel kind, folded into the channel object itself: one lock (the
 // channel, see CspChannel's remarks), an optional buffer, and one queue each of parked readers and
@@ -323,6 +325,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private Waiter<T> ParkLocked(ref WaiterQueue<T> queue, Park park, AsyncWaiter<T>? prepared, bool isReader)
     {
+        AssertLockHeld();
         if (prepared is null)
         {
             // A waiter rented or reset here is Pending: only a prepared one can have been
@@ -359,7 +362,9 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
             }
 
             Volatile.Write(ref _poisoned, true);
-            readers = _readers.DetachAllClaimed();
+
+            // Readers parked while a held value may come back stay: the hold's end serves them.
+            readers = TakesHeldBackLocked() ? null : _readers.DetachAllClaimed();
             writers = _writers.DetachAllClaimed();
             SetPoisonLocked(readers);
             SetPoisonLocked(writers);
@@ -393,6 +398,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 
     private void SetPoisonLocked(Waiter<T>? chain)
     {
+        AssertLockHeld();
         for (; chain is not null; chain = chain.Next)
         {
             chain.Item = default;
@@ -435,6 +441,13 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private bool TryTakeLocked(object? self, bool plainOnly, out T item, out Waiter<T>? partner)
     {
         AssertLockHeld();
+        if (TakesHeldBackLocked())
+        {
+            item = default!;
+            partner = null;
+            return false;
+        }
+
         if (_buffer is { } buffer && buffer.Count > 0)
         {
             item = buffer.Take();
@@ -469,6 +482,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
 #pragma warning disable CA1031 // The buffer's exception is handed to the writer whose value it refused.
     private void RefillLocked(IBuffer<T> buffer, Waiter<T> writer)
     {
+        AssertLockHeld();
         try
         {
             buffer.Put(writer.Item!);
@@ -518,14 +532,46 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     /// withdraws, it is still claimable; handing it a later value would overtake the buffered ones,
     /// so the later value queues behind them and the reader takes the oldest in its scan.
     /// </summary>
+    /// <remarks>
+    /// Nor while a hold has a buffered value out (<see cref="TakesHeldBackLocked"/>): it may come back.
+    /// </remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool MayHandToReaderLocked() => _buffer is not { } buffer || buffer.Count == 0;
+    private bool MayHandToReaderLocked()
+    {
+        AssertLockHeld();
+        return _buffer is not { } buffer || (buffer.Count == 0 && !TakesHeldBackLocked());
+    }
+
+    /// <summary>
+    /// Whether reads must wait because a hold has a buffered value out: it may be released back to
+    /// the front, so nothing behind it (a buffered value, a writer's) may be handed to any reader
+    /// or hold meanwhile, or a reader would see a later value before it. The commit or release of
+    /// the hold serves the readers parked meanwhile. The poison does not end this: a reader parked
+    /// (or arriving) meanwhile stays parked, since the held value may come back to it, and gets
+    /// the poison only once the hold settles with nothing left to read.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TakesHeldBackLocked()
+    {
+        AssertLockHeld();
+        return _buffer is FrontSlotBuffer<T> { HeldOut: > 0 };
+    }
+
+    /// <summary>
+    /// Whether a read that cannot claim another alternation could take something now: a buffered
+    /// item, a plain parked writer, or the poison (an enabling alternation and a hold see only these).
+    /// </summary>
+    private bool ReadableWithoutOffersLocked()
+    {
+        AssertLockHeld();
+        return !TakesHeldBackLocked() && (_poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain());
+    }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfCannotParkLocked(bool isReader, object? self)
     {
         AssertLockHeld();
-        if (_poisoned)
+        if (_poisoned && !(isReader && TakesHeldBackLocked()))
         {
             throw CreatePoisoned();
         }
@@ -539,6 +585,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         }
     }
 
+    /// <summary>The first statement of every method named *Locked (CONTRIBUTING.md): <c>Debug.Assert(Monitor.IsEntered(this))</c>.</summary>
     [Conditional("DEBUG")]
     private void AssertLockHeld() => Debug.Assert(Monitor.IsEntered(this), "Methods named *Locked run under the channel lock.");
 
@@ -553,10 +600,11 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
         AssertLockHeld();
         bool plainReaders = _readers.HasPlain();
         bool plainWriters = _writers.HasPlain();
-        Debug.Assert(!(plainReaders && plainWriters), "Plain readers and writers are never parked at the same time.");
-        Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0, "Readers park only on an empty buffer.");
+        bool heldBack = TakesHeldBackLocked();
+        Debug.Assert(!(plainReaders && plainWriters) || heldBack, "Plain readers and writers are never parked at the same time (but while a held value may come back).");
+        Debug.Assert(!plainReaders || _buffer is null || _buffer.Count == 0 || heldBack, "Readers park only on an empty buffer (or while a held value may come back).");
         Debug.Assert(!plainWriters || _buffer is null || IsFullLocked(_buffer), "Writers park only on a full buffer.");
-        Debug.Assert(!_poisoned || (_readers.IsEmpty && _writers.IsEmpty), "Nobody stays parked on a poisoned channel.");
+        Debug.Assert(!_poisoned || ((_readers.IsEmpty || heldBack) && _writers.IsEmpty), "Nobody stays parked on a poisoned channel (but readers while a held value may come back).");
         Debug.Assert(_buffer is null || _hasBuffered == (_buffer.Count > 0), "The buffered hint matches the buffer.");
         AssertReservations();
     }

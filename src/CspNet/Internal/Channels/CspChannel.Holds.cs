@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
@@ -15,6 +16,13 @@ namespace CspNet;
 // first in line, or the buffered item goes back in front of the buffer; readers parked
 // meanwhile are served as a write would serve them.
 //
+// While a buffered item is held, nothing behind it is handed out (TakesHeldBackLocked): neither
+// another buffered item nor a writer's, to a reader, an alternation or another hold. Otherwise a
+// reader could take a later value, and then the released one (it sees 0, 2, 1). Readers park
+// meanwhile, and the commit or release serves them in order (ServeParkedReadersLocked). The price:
+// reads of a channel wait while a remote selecting reader decides on its front value. A held
+// writer needs no such rule: its write is not complete, so it writes nothing behind the held value.
+//
 // Offers parked by another alternation's output guard are not held: claiming one commits that
 // alternation irrevocably, so a hold could not give it back. A hold therefore sees plain writers
 // and the buffer only; a selecting writer is still read by plain reads (local or remote).
@@ -28,7 +36,11 @@ public abstract partial class CspChannel<T>
     /// Whether a hold could take something now: a buffered item, a plain parked writer, or the
     /// poison. Offers of other alternations do not count (see the remarks of this class).
     /// </summary>
-    private bool HoldableLocked() => _poisoned || (_buffer is { } buffer && buffer.Count > 0) || _writers.HasPlain();
+    private bool HoldableLocked()
+    {
+        AssertLockHeld();
+        return ReadableWithoutOffersLocked();
+    }
 
     /// <summary>
     /// Sets one value aside at once if there is one; null if there is none. Throws
@@ -41,20 +53,27 @@ public abstract partial class CspChannel<T>
         lock (this)
         {
             AssertInvariants();
-            if (_buffer is { } buffer && buffer.Count > 0)
+            if (TakesHeldBackLocked())
             {
-                // The sequence number orders released items among themselves: holds on one
-                // channel take in order, so numbers from one counter rise in take order.
-                long sequence;
-                T item = buffer is FrontSlotBuffer<T> front ? front.Take(out sequence) : TakeNumbered(buffer, out sequence);
-                _hasBuffered = buffer.Count > 0;
+                hold = null;
+            }
+            else if (_buffer is { } buffer && buffer.Count > 0)
+            {
+                // The front slots take the item back if the hold is released, and count it out
+                // meanwhile. The sequence number orders released items among themselves (after a
+                // poison, several may be out): holds take in order, so the numbers rise in take order.
+                var front = buffer as FrontSlotBuffer<T> ?? new FrontSlotBuffer<T>(buffer);
+                _buffer = front;
+                T item = front.Take(out long sequence);
+                front.HeldOut++;
+                _hasBuffered = front.Count > 0;
 
                 // As a read: the freed slot is refilled at once, which completes that writer's
                 // write (its value is in the buffer now, whatever becomes of the hold).
                 refilled = _writers.DequeueClaimed();
                 if (refilled is not null)
                 {
-                    RefillLocked(buffer, refilled);
+                    RefillLocked(front, refilled);
                 }
 
                 hold = new ChannelHold<T>(this, item, writer: null, sequence);
@@ -78,12 +97,6 @@ public abstract partial class CspChannel<T>
 
         refilled?.Wake();
         return hold;
-    }
-
-    private static T TakeNumbered(IBuffer<T> buffer, out long sequence)
-    {
-        sequence = FrontSlotBuffer<T>.NextSequence();
-        return buffer.Take();
     }
 
     /// <summary>
@@ -168,6 +181,10 @@ public abstract partial class CspChannel<T>
             writer.Item = default;
             writer.Wake();
         }
+        else if (!hold.FromWriter && !hold.IsSettledTwice)
+        {
+            hold.Channel.EndBufferedHold(hold, giveBack: false);
+        }
     }
 
     /// <summary>
@@ -185,49 +202,36 @@ public abstract partial class CspChannel<T>
             return;
         }
 
+        if (writer is null)
+        {
+            // A buffered item goes back in front of the buffer, and the readers parked meanwhile
+            // take it and what follows, in order.
+            EndBufferedHold(hold, giveBack: true);
+            return;
+        }
+
         Waiter<T>? reader = null;
         Waiter<T>? wake = null;
         lock (this)
         {
             AssertInvariants();
-            if (writer is not null)
+            if (_poisoned || writer.CancellationRequested)
             {
-                if (_poisoned || writer.CancellationRequested)
-                {
-                    writer.Item = default;
-                    writer.Error = _poisoned ? CreatePoisoned() : writer.CreateCancellation();
-                    wake = writer;
-                }
-                else if (TryPutLocked(writer.Item!, self: null, plainOnly: false, out reader))
-                {
-                    // A reader parked while the writer was held: it takes the value as it would
-                    // have from the writer, and the write completes.
-                    writer.Item = default;
-                    wake = writer;
-                }
-                else
-                {
-                    writer.Unclaim();
-                    _writers.EnqueueFront(writer, isReader: false);
-                }
+                writer.Item = default;
+                writer.Error = _poisoned ? CreatePoisoned() : writer.CreateCancellation();
+                wake = writer;
+            }
+            else if (TryPutLocked(writer.Item!, self: null, plainOnly: false, out reader))
+            {
+                // A reader parked while the writer was held: it takes the value as it would
+                // have from the writer, and the write completes.
+                writer.Item = default;
+                wake = writer;
             }
             else
             {
-                // A reader that parked meanwhile on an empty buffer takes the value as the next in
-                // line; otherwise the value goes back in front, among values released before it
-                // (see MayHandToReaderLocked).
-                reader = _poisoned || !MayHandToReaderLocked() ? null : _readers.DequeueClaimed();
-                if (reader is not null)
-                {
-                    reader.Item = hold.Item;
-                }
-                else
-                {
-                    var front = _buffer as FrontSlotBuffer<T> ?? new FrontSlotBuffer<T>(_buffer!);
-                    _buffer = front;
-                    front.PutBack(hold.Item, hold.Sequence);
-                    _hasBuffered = front.Count > 0;
-                }
+                writer.Unclaim();
+                _writers.EnqueueFront(writer, isReader: false);
             }
 
             AssertInvariants();
@@ -235,5 +239,74 @@ public abstract partial class CspChannel<T>
 
         reader?.Wake();
         wake?.Wake();
+    }
+
+    /// <summary>
+    /// Ends the hold of a buffered item: it goes back in front of the buffer (<paramref name="giveBack"/>)
+    /// or is gone for good; either way, reads held back by it (<see cref="TakesHeldBackLocked"/>) may go on.
+    /// </summary>
+    private void EndBufferedHold(ChannelHold<T> hold, bool giveBack)
+    {
+        List<Waiter<T>> wake = [];
+        lock (this)
+        {
+            var front = (FrontSlotBuffer<T>)_buffer!;
+            front.HeldOut--;
+            if (giveBack)
+            {
+                front.PutBack(hold.Item, hold.Sequence);
+                _hasBuffered = true;
+            }
+
+            ServeParkedReadersLocked(wake);
+            AssertInvariants();
+        }
+
+        foreach (Waiter<T> waiter in wake)
+        {
+            waiter.Wake();
+        }
+    }
+
+    /// <summary>
+    /// Once reads are no longer held back: hands buffered items to the readers that parked beside
+    /// them, in order, refilling the buffer from parked writers as reads do, and tells the
+    /// alternations still parked on either side to scan again (they may pair now).
+    /// </summary>
+    private void ServeParkedReadersLocked(List<Waiter<T>> wake)
+    {
+        AssertLockHeld();
+        if (TakesHeldBackLocked())
+        {
+            return;
+        }
+
+        while (_buffer!.Count > 0 && _readers.DequeueClaimed() is { } reader)
+        {
+            bool took = TryTakeLocked(self: null, plainOnly: false, out T item, out Waiter<T>? writer);
+            Debug.Assert(took, "Reads are not held back and the buffer holds an item.");
+            reader.Item = item;
+            wake.Add(reader);
+            if (writer is not null)
+            {
+                wake.Add(writer);
+            }
+        }
+
+        // On a poisoned channel, readers left with nothing to read get the poison now.
+        if (_poisoned && _buffer.Count == 0)
+        {
+            Waiter<T>? poisoned = _readers.DetachAllClaimed();
+            SetPoisonLocked(poisoned);
+            while (poisoned is { } reader)
+            {
+                poisoned = reader.Next;
+                reader.Next = null;
+                wake.Add(reader);
+            }
+        }
+
+        _readers.SignalSelections(except: null);
+        _writers.SignalSelections(except: null);
     }
 }

@@ -204,10 +204,17 @@ public abstract partial class CspChannel<T>
     /// remote writer streams to.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool IsFullLocked(IBuffer<T> buffer) =>
-        buffer.IsFull || (_reserved != 0 && (long)buffer.Count + _reserved >= ReservableCapacityLocked());
+    private bool IsFullLocked(IBuffer<T> buffer)
+    {
+        AssertLockHeld();
+        return buffer.IsFull || (_reserved != 0 && (long)buffer.Count + _reserved >= ReservableCapacityLocked());
+    }
 
-    private int ReservableCapacityLocked() => _buffer is IReservableBuffer reservable ? reservable.ReservableCapacity : 0;
+    private int ReservableCapacityLocked()
+    {
+        AssertLockHeld();
+        return _buffer is IReservableBuffer reservable ? reservable.ReservableCapacity : 0;
+    }
 
     [Conditional("DEBUG")]
     private void AssertReservations()

@@ -1,3 +1,6 @@
+using System.Diagnostics;
+using System.Threading;
+
 namespace CspNet.Internal;
 
 /// <summary>
@@ -11,8 +14,9 @@ internal struct EndBinding
     private SelectionActivity? _last;
 
     /// <summary>Records <paramref name="selection"/> as the end's user; false if another alternative is selecting over the end right now.</summary>
-    internal bool TryBindLocked(AlternativeCore selection)
+    internal bool TryBindLocked(object channelLock, AlternativeCore selection)
     {
+        Debug.Assert(Monitor.IsEntered(channelLock), "Bound under the channel lock.");
         SelectionActivity activity = selection.Activity;
         if (_last is { } other && other != activity && other.IsActive)
         {

@@ -6,8 +6,9 @@ namespace CspNet.Internal;
 /// <summary>
 /// A channel's buffer with a few slots in front of it, for items released holds give back: they
 /// are taken first again, in the order they had, so the buffer's order holds. Installed by the
-/// first such release and kept (a channel that had one is likely to have more). Holds are few at
-/// once (one per remote selecting reader), so the front is a short sorted list.
+/// first hold of a buffered item and kept (a channel that had one is likely to have more). It also
+/// counts the items held out of it (<see cref="HeldOut"/>): while one is, the channel hands out
+/// nothing behind it (see CspChannel.Holds.cs), so the front holds at most a few items.
 /// </summary>
 /// <remarks>
 /// Taking a front item frees no room in the buffer itself, yet the channel refills after every
@@ -22,6 +23,9 @@ internal sealed class FrontSlotBuffer<T>(IBuffer<T> inner) : IBuffer<T>, IReserv
     private static long s_sequence;
 
     internal static long NextSequence() => Interlocked.Increment(ref s_sequence);
+
+    /// <summary>Items taken by holds and not yet committed or released (under the channel's lock).</summary>
+    internal int HeldOut { get; set; }
 
     public int Count => inner.Count + _front.Count + _overflow.Count;
 

@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 
 namespace CspNet.Internal;
@@ -77,6 +78,7 @@ internal sealed class BarrierCore : SyncPoint
 
     protected override bool ArriveLocked(out Waiter<bool>? released)
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "Called under the gate.");
         released = null;
         if (ParkedCount >= _enrolled)
         {

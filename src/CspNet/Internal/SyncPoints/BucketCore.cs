@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace CspNet.Internal;
 
 /// <summary>The state of a <see cref="Bucket"/>: the processes held until the next flush.</summary>
@@ -36,6 +38,7 @@ internal sealed class BucketCore : SyncPoint
 
     protected override bool ArriveLocked(out Waiter<bool>? released)
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "Called under the gate.");
         released = null;
         return true;
     }

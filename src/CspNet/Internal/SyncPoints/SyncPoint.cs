@@ -50,6 +50,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Called under <see cref="Gate"/> after a parked process was cancelled and removed.</summary>
     protected virtual void OnCancelledLocked()
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "Called under the gate.");
     }
 
     /// <summary>Blocking arrival.</summary>
@@ -171,6 +172,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Claims every parked process for release; wake them with <see cref="WakeAll"/> outside the lock.</summary>
     protected Waiter<bool>? ReleaseAllLocked()
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "Called under the gate.");
         ParkedCount = 0;
         return _parked.DetachAllClaimed();
     }
@@ -193,6 +195,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <summary>Throws if poisoned. Call under <see cref="Gate"/>.</summary>
     protected void ThrowIfPoisonedLocked()
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "Called under the gate.");
         if (Poisoned)
         {
             throw NewPoisonException();

@@ -1,3 +1,4 @@
+using CspNet.Alternation;
 using CspNet.Internal;
 
 namespace CspNet.Tests.Channels.Holds;
@@ -103,26 +104,132 @@ public class ChannelHoldTests
     }
 
     [Fact(Timeout = 20_000)]
-    public async Task Release_TwoBufferedHoldsReleasedInReverse_FifoOrderRestored()
+    public async Task TryHold_BufferedItemHeld_NextHoldWaitsUntilSettled()
     {
         var channel = new Any2AnyChannel<int>(new FifoBuffer<int>(4));
-        for (int i = 1; i <= 4; i++)
+        for (int i = 1; i <= 3; i++)
         {
             await channel.WriteAsync(i);
         }
 
         ChannelHold<int> first = channel.TryHold()!;
-        ChannelHold<int> second = channel.TryHold()!;
-        channel.Release(second);
-        ChannelHold<int> again = channel.TryHold()!;
-        Assert.Equal(2, again.Item);
-        channel.Release(first);
-        channel.Release(again);
 
-        for (int i = 1; i <= 4; i++)
-        {
-            Assert.Equal(i, await channel.ReadAsync());
-        }
+        // A second hold could commit 2 while 1 comes back, and its reader would see 2, then 1.
+        Assert.Null(channel.TryHold());
+        Task<ChannelHold<int>> waiting = channel.HoldAsync(CancellationToken.None).AsTask();
+        Assert.False(waiting.IsCompleted);
+
+        channel.Release(first);
+        ChannelHold<int> again = await waiting;
+        Assert.Equal(1, again.Item);
+        CspChannel<int>.Commit(again);
+
+        Assert.Equal(2, await channel.ReadAsync());
+        Assert.Equal(3, await channel.ReadAsync());
+    }
+
+    /// <summary>
+    /// A reader reads while a buffered value is held: it must not take the value behind it, which
+    /// would put the released one after it (the reader saw 0, 2, 1 before reads waited for the hold).
+    /// </summary>
+    [Fact(Timeout = 20_000)]
+    public async Task Release_ReaderReadsWhileBufferedValueHeld_ReaderSeesWriterOrder()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(0);
+        await channel.WriteAsync(1);
+        var seen = new List<int> { await reader.ReadAsync() };
+        ChannelHold<int> hold = channel.TryHold()!;
+        Assert.Equal(1, hold.Item);
+        await channel.WriteAsync(2);
+
+        Task<int> next = reader.ReadAsync().AsTask();
+        channel.Release(hold);
+        seen.Add(await next);
+        seen.Add(await reader.ReadAsync());
+
+        Assert.Equal([0, 1, 2], seen);
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_ReaderParkedWhileBufferedValueHeld_ReaderTakesTheNextValue()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        await channel.WriteAsync(2);
+        ChannelHold<int> hold = channel.TryHold()!;
+
+        Task<int> next = reader.ReadAsync().AsTask();
+        Assert.False(next.IsCompleted);
+        CspChannel<int>.Commit(hold);
+
+        Assert.Equal(2, await next);
+        Assert.Null(channel.TryHold());
+    }
+
+    /// <summary>
+    /// The poison while a buffered value is held: a reader must neither take the value behind it
+    /// nor give up with the poison while the held value may come back to it.
+    /// </summary>
+    [Fact(Timeout = 20_000)]
+    public async Task Release_PoisonedWhileBufferedValueHeld_ReaderTakesEveryValueInOrderThenPoison()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        await channel.WriteAsync(2);
+        ChannelHold<int> hold = channel.TryHold()!;
+        channel.Poison();
+
+        Task<int> next = reader.ReadAsync().AsTask();
+        channel.Release(hold);
+
+        Assert.Equal(1, await next);
+        Assert.Equal(2, await reader.ReadAsync());
+        await Assert.ThrowsAsync<PoisonException>(() => reader.ReadAsync().AsTask());
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Commit_PoisonedWhileReaderWaitsBesideAHeldValue_ReaderGetsThePoison()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(2));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        ChannelHold<int> hold = channel.TryHold()!;
+        Task<int> next = reader.ReadAsync().AsTask();
+
+        // The held value may still come back to this reader: the poison leaves it waiting.
+        channel.Poison();
+        Assert.False(next.IsCompleted);
+        CspChannel<int>.Commit(hold);
+
+        await Assert.ThrowsAsync<PoisonException>(() => next);
+    }
+
+    [Fact(Timeout = 20_000)]
+    public async Task Release_SelectionAndOfferParkedWhileBufferedValueHeld_PairInOrderAfterwards()
+    {
+        var channel = new One2AnyChannel<int>(new FifoBuffer<int>(1));
+        AltingChannelIn<int> reader = channel.CreateIn();
+        await channel.WriteAsync(1);
+        ChannelHold<int> hold = channel.TryHold()!;
+        await channel.WriteAsync(2);
+
+        // Both park: the reader may take nothing behind the held 1, and the buffer is full.
+        Task<int> offered = new Alternative(channel.Out.Offer(3)).PriSelectAsync().AsTask();
+        Task<int> selected = new Alternative(reader).PriSelectAsync().AsTask();
+        Assert.False(offered.IsCompleted);
+        Assert.False(selected.IsCompleted);
+
+        channel.Release(hold);
+
+        Assert.Equal(0, await selected);
+        Assert.Equal(1, await reader.ReadAsync());
+        Assert.Equal(0, await offered);
+        Assert.Equal(2, await reader.ReadAsync());
+        Assert.Equal(3, await reader.ReadAsync());
     }
 
     [Fact(Timeout = 20_000)]
