@@ -48,6 +48,9 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         _credits = link.OpenCredits(handle);
     }
 
+    /// <summary>The link this end writes on.</summary>
+    internal PeerLink Link => _link;
+
     public void Write(T value)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");

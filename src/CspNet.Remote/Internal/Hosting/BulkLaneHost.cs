@@ -27,6 +27,7 @@ namespace CspNet.Remote.Internal.Hosting;
 internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 {
     private readonly ConcurrentDictionary<string, LaneInbox> _inboxes = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<ConnectionContext, Task> _connections = new();
     private readonly string _directory;
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
@@ -68,7 +69,36 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
     /// <summary>Serves one connection to the lane socket (Kestrel's connection delegate).</summary>
-    internal async Task ServeAsync(ConnectionContext connection)
+    internal Task ServeAsync(ConnectionContext connection)
+    {
+        Task serving = ServeConnectionAsync(connection);
+        _connections[connection] = serving;
+        return ForgetWhenDoneAsync(connection, serving);
+    }
+
+    /// <summary>Closes every lane connection, as a failing socket would, and waits until each has ended; for tests of the fallback.</summary>
+    internal async Task DropConnectionsAsync()
+    {
+        foreach ((ConnectionContext connection, Task serving) in _connections)
+        {
+            connection.Abort(new ConnectionAbortedException("The lane was dropped."));
+            await serving.ConfigureAwait(false);
+        }
+    }
+
+    private async Task ForgetWhenDoneAsync(ConnectionContext connection, Task serving)
+    {
+        try
+        {
+            await serving.ConfigureAwait(false);
+        }
+        finally
+        {
+            _connections.TryRemove(connection, out _);
+        }
+    }
+
+    private async Task ServeConnectionAsync(ConnectionContext connection)
     {
         PipeReader input = connection.Transport.Input;
         LaneInbox? inbox = null;
