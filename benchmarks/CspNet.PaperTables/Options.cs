@@ -9,6 +9,9 @@ internal sealed class Options
 
     internal bool Full { get; private init; }
 
+    /// <summary>Run the distributed tables (Distributed/) instead of the local ones.</summary>
+    internal bool Distributed { get; private init; }
+
     internal HashSet<string> Only { get; private init; } = new(StringComparer.OrdinalIgnoreCase);
 
     internal int? Repetitions { get; private init; }
@@ -39,7 +42,8 @@ internal sealed class Options
     {
         var quick = new Option<bool>("--quick") { Description = "Smoke mode: tiny sizes, one repetition (under 20 s)." };
         var full = new Option<bool>("--full") { Description = "The papers' sizes: 500,000 integers per Table 1 run, Table 2 at 1,200,000,000 iterations, Table 3 up to 400,000,000 (tens of minutes)." };
-        Option<string[]> only = Cli.List("--only", "Tables to run, comma separated (default: all).", "t1,t2,t3,comms,jvmcsp,live", table => table);
+        Option<string[]> only = Cli.List("--only", "Tables to run, comma separated (default: all); with --distributed: d-ping,d-size,d-bcast,d-pi,d-mandel,d-ring.", "t1,t2,t3,comms,jvmcsp,live", table => table);
+        var distributed = new Option<bool>("--distributed") { Description = "The networking papers' tables (ping-pong, throughput, broadcast, Monte Carlo pi, Mandelbrot, token ring) with every party a separate OS program on 127.0.0.1, instead of the local tables (a few minutes)." };
         Option<int?> reps = Cli.OptionalIntCount("--reps", "Timed repetitions per measurement (default 5; quick 1).", 1, 100_000);
         Option<long[]> live = Cli.List("--live", "Live-process counts to run (processes, 2 per pair; suffixes K, M, G), e.g. --live 10M or --live 10M,20M (default 2M; quick 20K).",
             "N[,N...]", count => ParseCount(count, "--live"));
@@ -63,7 +67,7 @@ internal sealed class Options
         };
         var root = new RootCommand("Reproduces the tables of CSP.NET (CPA 2006) and JVMCSP (CPA 2016) with CspNet.")
         {
-            quick, full, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census, charts,
+            quick, full, distributed, only, reps, live, liveMax, minFreeGiB, exchanges, jvmcsp, jvmcspMax, census, charts,
         };
         root.SetAction(result => result.GetValue(quick) && result.GetValue(full)
             ? Cli.UsageFailure("--quick and --full exclude each other.")
@@ -71,6 +75,7 @@ internal sealed class Options
             {
                 Quick = result.GetValue(quick),
                 Full = result.GetValue(full),
+                Distributed = result.GetValue(distributed),
                 Only = new HashSet<string>(result.GetRequiredValue(only), StringComparer.OrdinalIgnoreCase),
                 Repetitions = result.GetValue(reps),
                 LiveCounts = [.. result.GetRequiredValue(live)],

@@ -11,7 +11,10 @@ namespace CspNet.PaperTables;
 /// </summary>
 internal static class Program
 {
-    private static int Main(string[] args) => Cli.Run(Options.Command(Run), args);
+    private static int Main(string[] args) =>
+        args.Length > 0 && args[0] == Distributed.Cluster.NodeSwitch
+            ? Distributed.NodeProgram.RunAsync(args[1..]).GetAwaiter().GetResult()
+            : Cli.Run(Options.Command(Run), args);
 
     private static int Run(Options options)
     {
@@ -30,6 +33,14 @@ internal static class Program
 
         try
         {
+            if (options.Distributed)
+            {
+                Distributed.DistributedTables.RunAsync(options).GetAwaiter().GetResult();
+                Console.WriteLine();
+                Console.WriteLine($"Done in {total.Elapsed.TotalSeconds:F1} s; load {LoadAverage()}.");
+                return 0;
+            }
+
             if (options.Runs("t1"))
             {
                 Table1(options);

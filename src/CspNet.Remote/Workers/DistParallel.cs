@@ -1,11 +1,13 @@
 using System;
 using System.Collections.Generic;
+using System.Net.Http;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
 using CspNet.Remote;
 using CspNet.Remote.Internal.Workers;
 using CspNet.Remote.NameServer;
+using Grpc.Core;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Logging.Abstractions;
 
@@ -25,8 +27,11 @@ namespace CspNet;
 /// </para>
 /// <para>
 /// Where they run: after <c>CspManager.Init</c>, <c>DistParallel</c> asks the NameServer once for
-/// pools with free workers and reserves workers at each pool directly (the pool confirms); the
-/// processes that got no remote worker run on local threads. Not initialized, after
+/// pools with free workers and reserves workers at up to <see cref="MaxPoolsTried"/> of them at
+/// once, directly (each pool confirms), waiting at most <see cref="ReserveBudget"/> in all: a pool
+/// that does not answer in time (gone, stuck, or an impostor that accepts and never answers) costs
+/// the run that budget once, not a wait of its own. Workers granted beyond the processes are given
+/// back at once. The processes that got no remote worker run on local threads. Not initialized, after
 /// <c>CspManager.InitStandAlone()</c>, or with no pool: all run locally, as <see cref="Parallel"/> would.
 /// </para>
 /// <para>
@@ -77,6 +82,38 @@ public sealed partial class DistParallel
     /// <summary>How many processes of the last run ran on local threads (including reruns of processes whose pool was lost before they started).</summary>
     public int RanLocally { get; private set; }
 
+    /// <summary>
+    /// The longest a run waits for pools to confirm workers, all of them asked at once; the processes
+    /// not placed by then run locally. At least 1 ms. Default 30 seconds (a pool just started answers
+    /// its first call slowly on a loaded machine).
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Set to zero or less.</exception>
+    public TimeSpan ReserveBudget
+    {
+        get;
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, TimeSpan.FromMilliseconds(1));
+            field = value;
+        }
+    } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// The most pools a run asks for workers (those the NameServer lists with the most free workers
+    /// first): each costs a stream, so a NameServer listing many pools cannot make a run open as many.
+    /// At least 1. Default 32.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Set to less than 1.</exception>
+    public int MaxPoolsTried
+    {
+        get;
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, 1);
+            field = value;
+        }
+    } = 32;
+
     /// <summary>Where the run logs (pools used, lost, refused). Default: the node's logger factory, else nowhere.</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
 
@@ -115,26 +152,9 @@ public sealed partial class DistParallel
             {
                 // One NameServer round trip per run; the pools themselves confirm the workers.
                 IReadOnlyList<WorkerPoolEntry> pools = await names.ListPoolsAsync(1, cancellationToken).ConfigureAwait(false);
-                ShippedProcess[]? jobs = pools.Count == 0 ? null : Pack();
-                foreach (WorkerPoolEntry pool in pools)
+                if (pools.Count > 0)
                 {
-                    if (assigned == _processes.Length)
-                    {
-                        break;
-                    }
-
-                    PoolConnection? connection = await PoolConnection.ReserveAsync(
-                        pool, _processes.Length - assigned, node.PoolChannels, node.ProgramLabel, Shipper, logger, cancellationToken).ConfigureAwait(false);
-                    if (connection is null)
-                    {
-                        continue;
-                    }
-
-                    connections.Add(connection);
-                    for (int k = 0; k < connection.Granted && assigned < _processes.Length; k++, assigned++)
-                    {
-                        remote[assigned] = (connection, jobs![assigned]);
-                    }
+                    assigned = await ReservePoolsAsync(node, pools, Pack(), connections, remote, logger, cancellationToken).ConfigureAwait(false);
                 }
             }
 
@@ -180,6 +200,98 @@ public sealed partial class DistParallel
         }
     }
 
+    /// <summary>
+    /// Asks the first <see cref="MaxPoolsTried"/> pools at once, within <see cref="ReserveBudget"/>;
+    /// places processes on workers in the order the pools grant them and gives the surplus back.
+    /// Every connection it returns is in <paramref name="connections"/> (the run disposes them).
+    /// </summary>
+    private async Task<int> ReservePoolsAsync(
+        CspNode node, IReadOnlyList<WorkerPoolEntry> pools, ShippedProcess[] jobs, List<PoolConnection> connections,
+        (PoolConnection Connection, ShippedProcess Job)?[] remote, ILogger logger, CancellationToken cancellationToken)
+    {
+        int wanted = _processes.Length;
+        using var budget = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        budget.CancelAfter(ReserveBudget);
+        var reserving = new List<Task<PoolConnection?>>();
+        for (int i = 0; i < pools.Count && i < MaxPoolsTried; i++)
+        {
+            // Each pool is asked for what it says it has free (a hint), up to every process.
+            int asked = Math.Clamp(pools[i].FreeWorkers, 1, wanted);
+            reserving.Add(TryReserveAsync(pools[i], asked, node, logger, budget.Token, cancellationToken));
+        }
+
+        int assigned = 0;
+        Exception? failure = null;
+        while (reserving.Count > 0)
+        {
+            Task<PoolConnection?> answered = await Task.WhenAny(reserving).ConfigureAwait(false);
+            reserving.Remove(answered);
+            PoolConnection? connection;
+            try
+            {
+                connection = await answered.ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is UnauthorizedAccessException or OperationCanceledException)
+            {
+                // Reported once every reservation has ended, so that none is left holding workers.
+                failure ??= e;
+                await budget.CancelAsync().ConfigureAwait(false);
+                continue;
+            }
+
+            if (connection is null)
+            {
+                continue;
+            }
+
+            int use = failure is null ? Math.Min(connection.Granted, wanted - assigned) : 0;
+            if (use == 0)
+            {
+                await connection.DisposeAsync().ConfigureAwait(false);
+                continue;
+            }
+
+            connections.Add(connection);
+            if (connection.Granted > use)
+            {
+                await connection.ReleaseAsync(connection.Granted - use).ConfigureAwait(false);
+            }
+
+            for (int k = 0; k < use; k++, assigned++)
+            {
+                remote[assigned] = (connection, jobs[assigned]);
+            }
+
+            if (assigned == wanted)
+            {
+                // Every process has a worker: the pools still being asked are not needed.
+                await budget.CancelAsync().ConfigureAwait(false);
+            }
+        }
+
+        if (failure is not null)
+        {
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+        }
+
+        return assigned;
+    }
+
+    private async Task<PoolConnection?> TryReserveAsync(WorkerPoolEntry pool, int asked, CspNode node, ILogger logger, CancellationToken budget, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await PoolConnection.ReserveAsync(pool, asked, node.PoolChannels, node.ProgramLabel, Shipper, logger, budget).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is OperationCanceledException or RpcException or HttpRequestException && budget.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
+        {
+            // Out of the run's budget, or no longer needed (the call ends as cancelled, or as
+            // aborted when the cancellation caught it mid-request): the pool is not used.
+            LogNotInBudget(logger, pool.Name);
+            return null;
+        }
+    }
+
     private ShippedProcess[] Pack()
     {
         // Every process is packed before any runs: a process that cannot travel is a mistake to
@@ -216,6 +328,9 @@ public sealed partial class DistParallel
 
     [LoggerMessage(140, LogLevel.Debug, "DistParallel of {Count} processes: {Remote} on remote workers of {Pools} pools, the rest local")]
     private static partial void LogPlaced(ILogger logger, int count, int remote, int pools);
+
+    [LoggerMessage(142, LogLevel.Debug, "The worker pool '{Pool}' did not grant workers within the run's reserve budget, or was no longer needed")]
+    private static partial void LogNotInBudget(ILogger logger, string pool);
 
     [LoggerMessage(141, LogLevel.Warning, "The worker pool '{Pool}' was lost before a {Type} started there; running it locally")]
     private static partial void LogRerun(ILogger logger, string type, string pool);

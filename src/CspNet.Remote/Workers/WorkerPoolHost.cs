@@ -65,7 +65,7 @@ public sealed class WorkerPoolHost : IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        return StartAsync(options, new CodeCacheStore(options.IdleUnload), cancellationToken);
+        return StartAsync(options, new CodeCacheStore(options.IdleUnload, options.MaxImageStoreBytes), cancellationToken);
     }
 
     internal static async Task<WorkerPoolHost> StartAsync(WorkerPoolOptions options, IShippedCode code, CancellationToken cancellationToken)

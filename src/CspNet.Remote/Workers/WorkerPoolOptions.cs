@@ -66,11 +66,35 @@ public sealed class WorkerPoolOptions
     /// <summary>The largest assembly image the pool accepts. Default 64 MiB.</summary>
     public int MaxAssemblySize { get; set; } = 64 << 20;
 
+    /// <summary>
+    /// The most bytes of shipped assembly images the pool keeps. Past it the least recently used
+    /// images are dropped (a job needing one again has it sent again); an image that would not fit
+    /// beside the images waiting jobs need ends its stream with RESOURCE_EXHAUSTED. At least
+    /// <see cref="MaxAssemblySize"/>. Default 256 MiB.
+    /// </summary>
+    public long MaxImageStoreBytes { get; set; } = DefaultMaxImageStoreBytes;
+
+    /// <summary>
+    /// How long workers granted to a client may stay without a job (or a Release). When it passes,
+    /// the client's stream gives back the unused workers, refuses its jobs still waiting for images,
+    /// lets its running jobs finish and report, and ends with RESOURCE_EXHAUSTED. Default 30 seconds.
+    /// </summary>
+    public TimeSpan ReservationTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>
+    /// How long a job may wait for the assembly images it needs; when it passes the stream ends as
+    /// for <see cref="ReservationTimeout"/>. Default 2 minutes.
+    /// </summary>
+    public TimeSpan ImageTimeout { get; set; } = TimeSpan.FromMinutes(2);
+
     /// <summary>How long a silent client or peer may stay unnoticed (keep-alive), as <c>CspNodeOptions.PeerTimeout</c>. Default 5 seconds.</summary>
     public TimeSpan PeerTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>Where the pool logs: reservations, jobs, refusals. Default: nowhere (the service program logs to its host's loggers).</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
+
+    /// <summary>The default of <see cref="MaxImageStoreBytes"/>: 256 MiB.</summary>
+    internal const long DefaultMaxImageStoreBytes = 256L << 20;
 
     internal string EffectiveName => string.IsNullOrEmpty(Name) ? $"{Environment.MachineName}[{Environment.ProcessId}]" : Name;
 
@@ -129,6 +153,16 @@ public sealed class WorkerPoolOptions
         if (MaxAssemblySize < 1024)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxAssemblySize), MaxAssemblySize, "WorkerPoolOptions.MaxAssemblySize must be at least 1 KiB.");
+        }
+
+        if (MaxImageStoreBytes < MaxAssemblySize)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxImageStoreBytes), MaxImageStoreBytes, $"WorkerPoolOptions.MaxImageStoreBytes must be at least MaxAssemblySize ({MaxAssemblySize} bytes): the pool must be able to hold the largest image it accepts.");
+        }
+
+        if (ReservationTimeout <= TimeSpan.Zero || ImageTimeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReservationTimeout), "WorkerPoolOptions.ReservationTimeout and ImageTimeout must be positive.");
         }
     }
 }

@@ -28,7 +28,7 @@ public static class WorkerPoolServiceCollectionExtensions
         ArgumentNullException.ThrowIfNull(services);
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        return services.AddCspWorkerPool(options, new CodeCacheStore(options.IdleUnload));
+        return services.AddCspWorkerPool(options, new CodeCacheStore(options.IdleUnload, options.MaxImageStoreBytes));
     }
 
     internal static IServiceCollection AddCspWorkerPool(this IServiceCollection services, WorkerPoolOptions options, IShippedCode code)

@@ -55,8 +55,12 @@ internal sealed class FakeShipping : IProcessShipper
         /// <summary>Completed when a job reaches Instantiate.</summary>
         internal TaskCompletionSource Instantiating { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        public IReadOnlyList<ShippedAssembly> Missing(IReadOnlyList<ShippedAssembly> assemblies) =>
+        public IReadOnlyList<ShippedAssembly> Pin(IReadOnlyList<ShippedAssembly> assemblies) =>
             [.. assemblies.Where(a => !_images.ContainsKey(a.Sha256))];
+
+        public void Unpin(IReadOnlyList<ShippedAssembly> assemblies)
+        {
+        }
 
         public void Add(ShippedAssembly assembly, ReadOnlyMemory<byte> image)
         {

@@ -32,11 +32,18 @@ public class TelemetrySampleTests(ITestOutputHelper output)
         Assert.Equal(0, ValueAfter(run, "Metric Name: cspnet.process.parked,"));
     }
 
-    /// <summary>The first "Value: N" after the line that starts with <paramref name="heading"/>.</summary>
+    /// <summary>
+    /// The first "Value: N" after the line that starts with <paramref name="heading"/> in the
+    /// sample's final flush. The exporter also prints periodically (every few seconds), so on a
+    /// slow machine an earlier, partial export may precede it; the counters are cumulative, so the
+    /// flush at the end has the totals.
+    /// </summary>
     private static long ValueAfter(SampleRunner.Result run, string heading)
     {
         string[] lines = run.Lines;
-        int at = Array.FindIndex(lines, line => line.StartsWith(heading, StringComparison.Ordinal));
+        int flush = Array.FindIndex(lines, line => line.StartsWith("OpenTelemetry console exporter:", StringComparison.Ordinal));
+        Assert.True(flush >= 0, "The sample printed no final flush.");
+        int at = Array.FindIndex(lines, flush, line => line.StartsWith(heading, StringComparison.Ordinal));
         Assert.True(at >= 0, $"'{heading}' not in the output.");
         string value = lines.Skip(at).First(line => line.StartsWith("Value: ", StringComparison.Ordinal));
         return long.Parse(value["Value: ".Length..], CultureInfo.InvariantCulture);

@@ -61,9 +61,14 @@ internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle)
     public override async ValueTask FallAsync(CancellationToken cancellationToken = default) =>
         await RemoteSync.RunAsync(link, handle, SyncKind.BucketFall, $"Falling into bucket '{Name}'", cancellationToken).ConfigureAwait(false);
 
-#pragma warning disable RS0030 // The paper's synchronous Flush() over FlushAsync().
-    public override int Flush() => FlushAsync().AsTask().GetAwaiter().GetResult();
+    public override int Flush()
+    {
+        // A flush of a remote bucket waits for a round trip: refused inside async processes like Fall().
+        ProcessContext.ThrowIfBlockingInAsyncProcess("Flush()", "FlushAsync()");
+#pragma warning disable RS0030 // The paper's synchronous Flush() over FlushAsync() (refused inside async processes).
+        return FlushAsync().AsTask().GetAwaiter().GetResult();
 #pragma warning restore RS0030
+    }
 
     public override async ValueTask<int> FlushAsync(CancellationToken cancellationToken = default) =>
         await RemoteSync.RunAsync(link, handle, SyncKind.BucketFlush, $"Flushing bucket '{Name}'", cancellationToken).ConfigureAwait(false);

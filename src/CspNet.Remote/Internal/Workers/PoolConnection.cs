@@ -201,6 +201,21 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         return result;
     }
 
+    /// <summary>Gives <paramref name="workers"/> of the granted workers back to the pool unused.</summary>
+    internal async Task ReleaseAsync(int workers)
+    {
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(workers, Granted);
+        Granted -= workers;
+        try
+        {
+            await SendAsync(new Proto.ClientFrame { Release = new Proto.Release { Workers = workers } }).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException)
+        {
+            // The stream is failing: the pool takes every worker of it back when it ends.
+        }
+    }
+
     /// <summary>Cancels the stream without waiting for the pool (the caller stopped waiting); jobs running there run to their end.</summary>
     internal void Abort() => _call.Dispose();
 

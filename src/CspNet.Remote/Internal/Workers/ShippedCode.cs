@@ -10,10 +10,13 @@ namespace CspNet.Remote.Internal.Workers;
 /// </remarks>
 internal interface IShippedCode : IDisposable
 {
-    /// <summary>The assemblies whose images the store lacks.</summary>
-    IReadOnlyList<ShippedAssembly> Missing(IReadOnlyList<ShippedAssembly> assemblies);
+    /// <summary>Keeps the assemblies' images (held or still to come) until <see cref="Unpin"/>; returns those the store lacks.</summary>
+    IReadOnlyList<ShippedAssembly> Pin(IReadOnlyList<ShippedAssembly> assemblies);
 
-    /// <summary>Stores an image; throws <see cref="ShippingRefusedException"/> when its SHA-256 is not the announced one.</summary>
+    /// <summary>Ends a <see cref="Pin"/>: a job has been instantiated or will not be.</summary>
+    void Unpin(IReadOnlyList<ShippedAssembly> assemblies);
+
+    /// <summary>Stores an image; throws <see cref="ShippingRefusedException"/> when its SHA-256 is not the announced one or the store is full of pinned images.</summary>
     void Add(ShippedAssembly assembly, ReadOnlyMemory<byte> image);
 
     /// <summary>Deserializes the job's process; throws <see cref="ShippingRefusedException"/> when it must not run.</summary>
@@ -21,11 +24,13 @@ internal interface IShippedCode : IDisposable
 }
 
 /// <summary>The pool's real code store: <see cref="ShippedCodeCache"/>.</summary>
-internal sealed class CodeCacheStore(TimeSpan idleUnload) : IShippedCode
+internal sealed class CodeCacheStore(TimeSpan idleUnload, long maxStoreBytes) : IShippedCode
 {
-    private readonly ShippedCodeCache _cache = new(idleUnload);
+    private readonly ShippedCodeCache _cache = new(idleUnload, maxStoreBytes);
 
-    public IReadOnlyList<ShippedAssembly> Missing(IReadOnlyList<ShippedAssembly> assemblies) => _cache.Missing(assemblies);
+    public IReadOnlyList<ShippedAssembly> Pin(IReadOnlyList<ShippedAssembly> assemblies) => _cache.Pin(assemblies);
+
+    public void Unpin(IReadOnlyList<ShippedAssembly> assemblies) => _cache.Unpin(assemblies);
 
     public void Add(ShippedAssembly assembly, ReadOnlyMemory<byte> image) => _cache.Add(assembly, image);
 

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Reflection;
 using System.Threading;
+using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Internal.Workers;
 
@@ -12,8 +13,11 @@ namespace CspNet.Remote.Internal.Workers;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Images are kept by SHA-256 for the cache's life, so a job whose assemblies a worker has seen
-/// before costs no transfer (only a new version of the code does). A context is created on the
+/// Images are kept by SHA-256, so a job whose assemblies a worker has seen before costs no
+/// transfer (only a new version of the code does). Their total size is capped: past the cap the
+/// least recently used images are dropped (a later job needing one has it sent again). An image a
+/// job still waits to load is pinned and never dropped; when pinned images alone would exceed the
+/// cap, the new image is refused (<see cref="ShippingRefusal.StoreFull"/>). A context is created on the
 /// first job of its set, shared by every job of the same set while they run, and unloaded once it
 /// has had no running job for the idle time (a one-shot timer, restarted by each release).
 /// </para>
@@ -23,15 +27,37 @@ internal sealed class ShippedCodeCache : IDisposable
 {
     private readonly Lock _gate = new();
     private readonly TimeSpan _idleUnload;
-    private readonly Dictionary<string, byte[]> _images = new(StringComparer.Ordinal);
+    private readonly long _maxStoreBytes;
+
+    // Images by SHA-256, each with its place in the recency list (most recently used first).
+    private readonly Dictionary<string, (byte[] Image, LinkedListNode<string> Use)> _images = new(StringComparer.Ordinal);
+    private readonly LinkedList<string> _recency = new();
+
+    // How many accepted jobs still need each image (present or still to come): those are never dropped.
+    private readonly Dictionary<string, int> _pins = new(StringComparer.Ordinal);
     private readonly Dictionary<string, Entry> _contexts = new(StringComparer.Ordinal);
+    private long _storeBytes;
     private bool _disposed;
 
-    /// <summary>Creates an empty cache whose load contexts unload after <paramref name="idleUnload"/> unused.</summary>
-    internal ShippedCodeCache(TimeSpan idleUnload)
+    /// <summary>Creates an empty cache whose load contexts unload after <paramref name="idleUnload"/> unused and whose images total at most <paramref name="maxStoreBytes"/>.</summary>
+    internal ShippedCodeCache(TimeSpan idleUnload, long maxStoreBytes = WorkerPoolOptions.DefaultMaxImageStoreBytes)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(idleUnload, TimeSpan.Zero);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxStoreBytes, 1);
         _idleUnload = idleUnload;
+        _maxStoreBytes = maxStoreBytes;
+    }
+
+    /// <summary>The total size of the images held.</summary>
+    internal long StoreBytes
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _storeBytes;
+            }
+        }
     }
 
     /// <summary>Raised (on a timer thread) with a context's key after it was unloaded; for tests and logs.</summary>
@@ -58,8 +84,57 @@ internal sealed class ShippedCodeCache : IDisposable
         }
     }
 
-    /// <summary>Stores <paramref name="image"/> as <paramref name="assembly"/>.</summary>
-    /// <exception cref="ShippingRefusedException">The image's SHA-256 is not <paramref name="assembly"/>'s (tampered or corrupt).</exception>
+    /// <summary>
+    /// Keeps the images of <paramref name="assemblies"/> (held now or sent later) until <see cref="Unpin"/>,
+    /// marks the held ones as just used, and returns the ones this cache does not hold.
+    /// </summary>
+    internal IReadOnlyList<ShippedAssembly> Pin(IReadOnlyList<ShippedAssembly> assemblies)
+    {
+        var missing = new List<ShippedAssembly>();
+        lock (_gate)
+        {
+            foreach (ShippedAssembly assembly in assemblies.Where(a => !HostAssemblies.Contains(a.Name)))
+            {
+                _pins[assembly.Sha256] = _pins.GetValueOrDefault(assembly.Sha256) + 1;
+                if (_images.TryGetValue(assembly.Sha256, out var held))
+                {
+                    _recency.Remove(held.Use);
+                    _recency.AddFirst(held.Use);
+                }
+                else
+                {
+                    missing.Add(assembly);
+                }
+            }
+        }
+
+        return missing;
+    }
+
+    /// <summary>Ends a <see cref="Pin"/> of the same assemblies: their images may be dropped again when the store is full.</summary>
+    internal void Unpin(IReadOnlyList<ShippedAssembly> assemblies)
+    {
+        lock (_gate)
+        {
+            foreach (ShippedAssembly assembly in assemblies.Where(a => !HostAssemblies.Contains(a.Name)))
+            {
+                if (_pins.TryGetValue(assembly.Sha256, out int count))
+                {
+                    if (count <= 1)
+                    {
+                        _pins.Remove(assembly.Sha256);
+                    }
+                    else
+                    {
+                        _pins[assembly.Sha256] = count - 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// <summary>Stores <paramref name="image"/> as <paramref name="assembly"/>, dropping the least recently used unpinned images past the store's cap.</summary>
+    /// <exception cref="ShippingRefusedException">The image's SHA-256 is not <paramref name="assembly"/>'s (tampered or corrupt), or pinned images leave no room for it.</exception>
     internal void Add(ShippedAssembly assembly, ReadOnlyMemory<byte> image)
     {
         string actual = ProcessPacker.Sha256Of(image.Span);
@@ -73,7 +148,38 @@ internal sealed class ShippedCodeCache : IDisposable
         lock (_gate)
         {
             ObjectDisposedException.ThrowIf(_disposed, this);
-            _images.TryAdd(actual, copy);
+            if (_images.ContainsKey(actual))
+            {
+                return;
+            }
+
+            MakeRoom(copy.Length);
+            _images.Add(actual, (copy, _recency.AddFirst(actual)));
+            _storeBytes += copy.Length;
+        }
+    }
+
+    // Under the lock: drops unpinned images, least recently used first, until the new image fits.
+    private void MakeRoom(long needed)
+    {
+        LinkedListNode<string>? candidate = _recency.Last;
+        while (_storeBytes + needed > _maxStoreBytes && candidate is not null)
+        {
+            LinkedListNode<string>? previous = candidate.Previous;
+            if (!_pins.ContainsKey(candidate.Value))
+            {
+                _storeBytes -= _images[candidate.Value].Image.Length;
+                _images.Remove(candidate.Value);
+                _recency.Remove(candidate);
+            }
+
+            candidate = previous;
+        }
+
+        if (_storeBytes + needed > _maxStoreBytes)
+        {
+            throw new ShippingRefusedException(ShippingRefusal.StoreFull,
+                $"The pool's image store holds {_storeBytes} bytes of images that waiting jobs need and cannot take {needed} more (WorkerPoolOptions.MaxImageStoreBytes is {_maxStoreBytes}); try again when jobs have started, or raise the cap.");
         }
     }
 
@@ -129,6 +235,8 @@ internal sealed class ShippedCodeCache : IDisposable
             entries = [.. _contexts.Values];
             _contexts.Clear();
             _images.Clear();
+            _recency.Clear();
+            _storeBytes = 0;
         }
 
         foreach (Entry entry in entries)
@@ -160,7 +268,7 @@ internal sealed class ShippedCodeCache : IDisposable
                     $"The job needs {missing.Name} (SHA-256 {missing.Sha256}), which was not sent to this worker.");
             }
 
-            images = shipped.Select(a => KeyValuePair.Create(a.Name, _images[a.Sha256])).ToArray();
+            images = shipped.Select(a => KeyValuePair.Create(a.Name, _images[a.Sha256].Image)).ToArray();
         }
 
         // Loading parses images: outside the lock. Two jobs racing to create the same context
@@ -284,4 +392,7 @@ internal enum ShippingRefusal
 
     /// <summary>The state does not decode as the process type (answer INVALID_ARGUMENT).</summary>
     MalformedState,
+
+    /// <summary>Images that waiting jobs need fill the store: the stream sending one more ends with RESOURCE_EXHAUSTED.</summary>
+    StoreFull,
 }

@@ -62,6 +62,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         private int _unused;
         private bool _reserved;
 
+        // When the granted workers still unused must have jobs (ReservationTimeout after Granted).
+        private long _reservationDue;
+
         // Set when the stream has ended: a job still being loaded then never starts. Its client,
         // having seen no Started, may already be running it elsewhere.
         private volatile bool _ended;
@@ -71,8 +74,32 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         public async Task RunAsync(IAsyncStreamReader<Proto.ClientFrame> requests)
         {
             _writer = WriteLoopAsync();
-            while (await requests.MoveNext(context.CancellationToken).ConfigureAwait(false))
+            using var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.CancellationToken);
+            string? expired = null;
+            while (true)
             {
+                // The read waits at most until the earliest deadline of what this stream holds idle.
+                (TimeSpan wait, string? why) = NextDeadline();
+                if (why is not null && wait <= TimeSpan.Zero)
+                {
+                    expired = why;
+                    break;
+                }
+
+                deadline.CancelAfter(why is null ? Timeout.InfiniteTimeSpan : wait);
+                try
+                {
+                    if (!await requests.MoveNext(deadline.Token).ConfigureAwait(false))
+                    {
+                        break;
+                    }
+                }
+                catch (OperationCanceledException) when (deadline.IsCancellationRequested && !context.CancellationToken.IsCancellationRequested)
+                {
+                    expired = NextDeadline().Why ?? "a deadline passed";
+                    break;
+                }
+
                 Proto.ClientFrame frame = requests.Current;
                 switch (frame.FrameCase)
                 {
@@ -93,11 +120,13 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                 }
             }
 
-            // The client has sent everything: images that never came will not come.
+            // The client has sent everything (or let a deadline pass): images that never came will not come.
             foreach ((ulong id, Waiting waiting) in _waiting)
             {
-                RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
-                Refuse(id, Proto.RefusalReason.AssemblyMissing, $"The client ended its stream without sending {waiting.Missing.Count} assembly images the job needs.");
+                Drop(waiting);
+                Refuse(id, Proto.RefusalReason.AssemblyMissing, expired is null
+                    ? $"The client ended its stream without sending {waiting.Missing.Count} assembly images the job needs."
+                    : $"The pool stopped waiting for {waiting.Missing.Count} assembly images the job needs: {expired}.");
             }
 
             _waiting.Clear();
@@ -107,6 +136,40 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             await Task.WhenAll(_running).ConfigureAwait(false);
             _outbound.Writer.TryComplete();
             await _writer.ConfigureAwait(false);
+            if (expired is not null)
+            {
+                LogExpired(pool.Logger, context.Peer, expired);
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, $"This stream held the pool's workers idle too long ({expired}); its unused workers went back to the pool. Reserve again and send the jobs and their images at once."));
+            }
+        }
+
+        /// <summary>How long until the earliest deadline of what the stream holds idle, and which; no reason when it holds nothing idle.</summary>
+        private (TimeSpan Wait, string? Why) NextDeadline()
+        {
+            long due = long.MaxValue;
+            string? why = null;
+            if (_unused > 0)
+            {
+                due = _reservationDue;
+                why = $"{_unused} granted workers had no job within the pool's ReservationTimeout of {pool.Options.ReservationTimeout}";
+            }
+
+            foreach (Waiting waiting in _waiting.Values)
+            {
+                if (waiting.Due < due)
+                {
+                    due = waiting.Due;
+                    why = $"a job's assembly images did not arrive within the pool's ImageTimeout of {pool.Options.ImageTimeout}";
+                }
+            }
+
+            if (why is null)
+            {
+                return (Timeout.InfiniteTimeSpan, null);
+            }
+
+            long now = Stopwatch.GetTimestamp();
+            return (due <= now ? TimeSpan.Zero : Stopwatch.GetElapsedTime(now, due), why);
         }
 
         /// <summary>Returns what the stream still holds; jobs running go on and return their workers when they end.</summary>
@@ -115,7 +178,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             _ended = true;
             foreach (Waiting waiting in _waiting.Values)
             {
-                RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
+                Drop(waiting);
                 pool.Return(1);
             }
 
@@ -142,6 +205,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             // Calls that arrive while the pool is still joining the NameServer wait for it.
             await pool.Ready.WaitAsync(context.CancellationToken).ConfigureAwait(false);
             _unused = pool.TryReserve(reserve.Workers);
+            _reservationDue = Stopwatch.GetTimestamp() + (long)(pool.Options.ReservationTimeout.TotalSeconds * Stopwatch.Frequency);
             LogReserved(pool.Logger, NameValidation.Shorten(reserve.Client), context.Peer, reserve.Workers, _unused);
             Send(new Proto.PoolFrame { Granted = new Proto.Granted { Workers = _unused } });
         }
@@ -174,7 +238,7 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             }
 
             _unused--;
-            IReadOnlyList<ShippedAssembly> missing = pool.Code.Missing(job.Assemblies);
+            IReadOnlyList<ShippedAssembly> missing = pool.Code.Pin(job.Assemblies);
             if (missing.Count == 0)
             {
                 Start(message.JobId, job, message.Traceparent);
@@ -182,7 +246,8 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             }
 
             var need = new Proto.NeedAssemblies { JobId = message.JobId };
-            var waiting = new Waiting(job, new Dictionary<string, ShippedAssembly>(StringComparer.Ordinal), message.Traceparent, RemoteMetrics.Enter(RemoteMetrics.JobsQueued));
+            long due = Stopwatch.GetTimestamp() + (long)(pool.Options.ImageTimeout.TotalSeconds * Stopwatch.Frequency);
+            var waiting = new Waiting(job, new Dictionary<string, ShippedAssembly>(StringComparer.Ordinal), message.Traceparent, RemoteMetrics.Enter(RemoteMetrics.JobsQueued), due);
             foreach (ShippedAssembly assembly in missing)
             {
                 waiting.Missing[assembly.Sha256] = assembly;
@@ -245,6 +310,10 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             {
                 pool.Code.Add(assembly!, image);
             }
+            catch (ShippingRefusedException e) when (e.Reason == ShippingRefusal.StoreFull)
+            {
+                throw new RpcException(new Status(StatusCode.ResourceExhausted, e.Message));
+            }
             catch (ShippingRefusedException e)
             {
                 refusal = e.Message;
@@ -264,12 +333,14 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
                 if (refusal is not null)
                 {
-                    Dequeue(id, waiting);
+                    _waiting.Remove(id);
+                    Drop(waiting);
                     Refuse(id, Proto.RefusalReason.HashMismatch, refusal);
                 }
                 else if (waiting.Missing.Count == 0)
                 {
-                    Dequeue(id, waiting);
+                    _waiting.Remove(id);
+                    RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
                     Start(id, waiting.Job, waiting.Traceparent);
                 }
             }
@@ -299,10 +370,11 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             pool.Return(workers);
         }
 
-        private void Dequeue(ulong id, Waiting waiting)
+        /// <summary>A waiting job that will not start: counted out of the queue, its images unpinned.</summary>
+        private void Drop(Waiting waiting)
         {
-            _waiting.Remove(id);
             RemoteMetrics.Leave(RemoteMetrics.JobsQueued, waiting.Queued);
+            pool.Code.Unpin(waiting.Job.Assemblies);
         }
 
         private void ReturnUnused()
@@ -328,6 +400,11 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                     catch (ShippingRefusedException e)
                     {
                         throw new RefusedJob(e);
+                    }
+                    finally
+                    {
+                        // Loaded (or refused): the store may drop its images again.
+                        pool.Code.Unpin(job.Assemblies);
                     }
 
                     using (lease)
@@ -421,8 +498,8 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
         private static RpcException Invalid(string message) => new(new Status(StatusCode.InvalidArgument, message));
 
-        /// <summary>A job waiting for its code; <paramref name="Queued"/>: counted in cspnet.pool.jobs.queued, so counted out when it leaves.</summary>
-        private sealed record Waiting(ShippedProcess Job, Dictionary<string, ShippedAssembly> Missing, string Traceparent, bool Queued);
+        /// <summary>A job waiting for its code; <paramref name="Queued"/>: counted in cspnet.pool.jobs.queued, so counted out when it leaves; <paramref name="Due"/>: the timestamp its images must have arrived by.</summary>
+        private sealed record Waiting(ShippedProcess Job, Dictionary<string, ShippedAssembly> Missing, string Traceparent, bool Queued, long Due);
     }
 
     /// <summary>Carries a refusal out of a worker thread, apart from the process's own exceptions.</summary>
@@ -451,6 +528,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
     [LoggerMessage(117, LogLevel.Information, "Job {JobId} ({Type}) from {Peer} not started: its client is gone and may run it elsewhere")]
     private static partial void LogJobDropped(ILogger logger, ulong jobId, string type, string peer);
+
+    [LoggerMessage(118, LogLevel.Warning, "The stream from {Peer} ended: {Reason}")]
+    private static partial void LogExpired(ILogger logger, string peer, string reason);
 
     [LoggerMessage(116, LogLevel.Information, "The client {Peer} went away: {Message}; its running jobs run to their end")]
     private static partial void LogClientLost(ILogger logger, string peer, string message);
