@@ -15,7 +15,8 @@ namespace CspNet.Remote.Benchmarks;
 /// it on 127.0.0.1:
 /// <list type="bullet">
 /// <item><c>named</c>: the reader program runs a NameServer and a CspNode that hosts, per size, an
-/// unbuffered One2One <c>byte[]</c> (a reader loop takes every value) and one with a
+/// unbuffered One2One <c>byte[]</c> for each of two writers (a reader loop takes every value; one
+/// writer uses the bulk lane, the other has <see cref="CspNodeOptions.BulkLane"/> off) and one with a
 /// <see cref="FifoBuffer{T}"/> of <see cref="NamedThroughput.BufferCapacity"/> values (a reader
 /// answers each burst of <see cref="NamedThroughput.Burst"/> with one value on a channel homed in
 /// the writer program).</item>
@@ -58,7 +59,9 @@ internal static class CrossProcess
         await using (Reader tcp = Reader.Start("tcp"))
         await using (Reader grpc = Reader.Start("grpc"))
         {
-            await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = new Uri(await named.ReadyAsync()), ProgramLabel = "crossproc-writer" });
+            Uri nameServer = new(await named.ReadyAsync());
+            await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "crossproc-writer" });
+            await using CspNode linkOnlyWriter = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "crossproc-writer-link-only", BulkLane = false });
             string[] tcpAddress = (await tcp.ReadyAsync()).Split(':');
             await using RawTcp rawTcp = await RawTcp.ConnectAsync(new IPEndPoint(IPAddress.Parse(tcpAddress[0]), int.Parse(tcpAddress[1], CultureInfo.InvariantCulture)));
             await using RawGrpc rawGrpc = RawGrpc.Connect(await grpc.ReadyAsync());
@@ -68,9 +71,11 @@ internal static class CrossProcess
             {
                 byte[] value = NewValue(size);
                 IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
+                IChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/sync-link-only/" + size.ToString(CultureInfo.InvariantCulture));
                 (string, Func<Task>)[] cases =
                 [
                     ("named sync write", async () => await output.WriteAsync(value)),
+                    ("named, lane off", async () => await linkOnly.WriteAsync(value)),
                     ("raw TCP write+ack", async () =>
                     {
                         await rawTcp.SendAsync(value, ack: true);
@@ -135,12 +140,12 @@ internal static class CrossProcess
 
         Console.WriteLine(Invariant($"Two OS programs on 127.0.0.1; {warmup} s warm-up, median of {rounds} rounds of >= {round} s; load {File.ReadAllText("/proc/loadavg").Trim()}"));
         Console.WriteLine();
-        Console.WriteLine("| value | named sync write | raw TCP write+ack | raw gRPC write+ack | named / raw TCP | named / raw gRPC |");
-        Console.WriteLine("|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| value | named sync write | named, lane off | raw TCP write+ack | raw gRPC write+ack | named / raw TCP | named / raw gRPC | lane on / off |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in sync)
         {
-            double named = row["named sync write"], tcp = row["raw TCP write+ack"], grpc = row["raw gRPC write+ack"];
-            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N1} µs | {tcp:N1} µs | {grpc:N1} µs | {named / tcp:F2}x | {named / grpc:F2}x |"));
+            double named = row["named sync write"], linkOnly = row["named, lane off"], tcp = row["raw TCP write+ack"], grpc = row["raw gRPC write+ack"];
+            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N1} µs | {linkOnly:N1} µs | {tcp:N1} µs | {grpc:N1} µs | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
         }
 
         Console.WriteLine();
@@ -168,8 +173,12 @@ internal static class CrossProcess
                     var readers = new List<Task>();
                     foreach (int size in SyncSizes)
                     {
-                        AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
-                        readers.Add(NamedPair.ReadForeverAsync(input, stop.Token));
+                        // One channel per writer: the bulk lane's, and the link-only writer's.
+                        foreach (string prefix in new[] { "crossproc/sync/", "crossproc/sync-link-only/" })
+                        {
+                            AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync<byte[]>(prefix + size.ToString(CultureInfo.InvariantCulture));
+                            readers.Add(NamedPair.ReadForeverAsync(input, stop.Token));
+                        }
                     }
 
                     foreach (int size in StreamSizes)

@@ -73,6 +73,9 @@ public sealed partial class CspNode : IAsyncDisposable
     /// <summary>The options the node was started with (validated copy).</summary>
     internal CspNodeOptions Options => _runtime.Options;
 
+    /// <summary>This node's bulk lane endpoint; null when it offers none.</summary>
+    internal ILaneRegistry? Lanes => _runtime.Lanes;
+
     /// <summary>This node's NameServer client; null when stand-alone.</summary>
     internal NameServerClient? Names => _names;
 

@@ -135,11 +135,34 @@ public sealed class CspNodeOptions
     /// </remarks>
     public bool PipelineBufferedWrites { get; set; } = true;
 
+    /// <summary>
+    /// Whether large values to and from programs on this host travel on a bulk lane (default
+    /// <see langword="true"/>): a Unix domain socket beside the link, in a directory only this user
+    /// can enter, opened with a secret handed out over the link. Only its bytes move there: every
+    /// answer (the reader took the value, cancellation, poison, a lost program) still comes on the
+    /// link, so a write means exactly what it means without the lane. A lane that fails is dropped
+    /// and its values are sent again on the link, once. Both programs must have it on; a program
+    /// that does not know it (another client of the Link protocol) uses the link alone. Programs on
+    /// different hosts use the link. The default can be turned off process-wide with the
+    /// <see cref="AppContext"/> switch <c>CspNet.Remote.DisableBulkLane</c>. See docs/DISTRIBUTED.md.
+    /// </summary>
+    public bool BulkLane { get; set; } = !(AppContext.TryGetSwitch(DisableBulkLaneSwitch, out bool off) && off);
+
+    /// <summary>
+    /// The smallest encoded value, in bytes, a plain write sends on the bulk lane (default 32 KiB);
+    /// smaller values and writes that spend a credit of a buffered channel stay on the link, which
+    /// is as fast for them. At least 1 KiB.
+    /// </summary>
+    public int BulkLaneThreshold { get; set; } = 32 << 10;
+
     /// <summary>A label for this program in other programs' logs and error messages. Default: process name and id.</summary>
     public string? ProgramLabel { get; set; }
 
     /// <summary>Where the node logs (links opened and lost, refused requests). Default: nowhere.</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
+
+    /// <summary>The AppContext switch that makes <see cref="BulkLane"/> default to off.</summary>
+    internal const string DisableBulkLaneSwitch = "CspNet.Remote.DisableBulkLane";
 
     internal CspNodeOptions Validated()
     {
@@ -206,6 +229,11 @@ public sealed class CspNodeOptions
         if (ChunkSize is < 1024 or > (16 << 20))
         {
             throw new ArgumentOutOfRangeException(nameof(ChunkSize), ChunkSize, "CspNodeOptions.ChunkSize must be between 1 KiB and 16 MiB.");
+        }
+
+        if (BulkLaneThreshold < 1024)
+        {
+            throw new ArgumentOutOfRangeException(nameof(BulkLaneThreshold), BulkLaneThreshold, "CspNodeOptions.BulkLaneThreshold must be at least 1 KiB: smaller values are faster on the link.");
         }
 
         if (MaxValueSize < 1)

@@ -43,6 +43,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private int _nextHandle;
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
+    private BulkLane? _lane; // set once, before the link is handed out: the home offered one and it opened
 
     private PeerLink(ILinkNode node, string host, int port)
     {
@@ -76,11 +77,17 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var link = new PeerLink(node, host, port);
         link._writer = link.PumpAsync();
         link._reader = link.ReadLoopAsync();
-        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites } });
+        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites, BulkLane = node.Options.BulkLane && !OperatingSystem.IsWindows() } });
         try
         {
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
             link.PeerIncarnation = hello.Incarnation;
+            if (node.Options.BulkLane && hello.LanePath.Length > 0)
+            {
+                // A lane that cannot be opened (the home is on another host) leaves the link alone.
+                link._lane = await BulkLane.ConnectAsync(hello.LanePath, hello.LaneSecret.Memory, node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
+            }
+
             return link;
         }
         catch (TimeoutException e)
@@ -146,6 +153,20 @@ internal sealed partial class PeerLink : IAsyncDisposable
             SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true, Traceparent = traceparent } });
         }
     }
+
+    /// <summary>
+    /// Sends the bytes of plain write <paramref name="opId"/> on the bulk lane when they are large
+    /// enough and the lane is up; false leaves them to the link. The bytes must stay untouched
+    /// until the home answers the operation.
+    /// </summary>
+    internal bool TrySendOnLane(ulong opId, ReadOnlyMemory<byte> bytes) =>
+        bytes.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane && lane.TrySend(opId, bytes);
+
+    /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
+    internal void BreakLane() => _lane?.Break();
+
+    /// <summary>Whether large plain writes go on a bulk lane now.</summary>
+    internal bool HasLane => _lane is { IsUsable: true };
 
     internal void Poison(uint handle)
     {
@@ -414,6 +435,11 @@ internal sealed partial class PeerLink : IAsyncDisposable
         catch (Exception)
 #pragma warning restore CA1031
         {
+        }
+
+        if (_lane is { } lane)
+        {
+            await lane.DisposeAsync().ConfigureAwait(false);
         }
 
         _channel.Dispose();

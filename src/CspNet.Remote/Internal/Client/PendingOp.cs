@@ -53,6 +53,9 @@ internal sealed class PendingOp
 
     internal ulong Id { get; }
 
+    /// <summary>A write whose bytes went on the bulk lane: an ABORTED answer means send them again on the link.</summary>
+    internal bool ViaLane { get; set; }
+
     internal Task<Completion> Task => _done.Task;
 
     /// <summary>Adds a part of the value; false if it makes the value too large. Takes <paramref name="rented"/> in every case.</summary>

@@ -48,6 +48,9 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         _credits = link.OpenCredits(handle);
     }
 
+    /// <summary>The link this end writes on.</summary>
+    internal PeerLink Link => _link;
+
     public void Write(T value)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
@@ -112,10 +115,18 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         return WaitForHomeAsync(op, bytes, activity, started, cancellationToken);
     }
 
-    private PendingOp SendPlain(PooledValueBuffer bytes, Activity? activity)
+    /// <summary>A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>), else in chunks on the link.</summary>
+    private PendingOp SendPlain(PooledValueBuffer bytes, Activity? activity, bool linkOnly = false)
     {
         PendingOp op = _link.Begin();
         string traceparent = RemoteTracing.Traceparent(activity);
+        if (!linkOnly && _link.TrySendOnLane(op.Id, bytes.WrittenMemory))
+        {
+            op.ViaLane = true;
+            _link.Send(new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
+            return op;
+        }
+
         _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Data = last, Traceparent = traceparent } });
         return op;
     }
@@ -124,6 +135,14 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
     private async ValueTask WaitForHomeAsync(PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, CancellationToken cancellationToken)
     {
         Completion completion = await _link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        if (op.ViaLane && completion is { Lost: null, Outcome: Outcome.Error, Status: Grpc.Core.StatusCode.Aborted })
+        {
+            // The lane failed before the home had the value, and the home wrote nothing: the value
+            // goes again, on the link, under a new op (link.proto, Write.lane). Exactly once.
+            op = SendPlain(bytes, activity, linkOnly: true);
+            completion = await _link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        }
+
         RemoteMetrics.EndWrite(started);
         _credits?.EndPlain(completion.Lost is null && op.CreditUsed);
         if (completion.Lost is null)

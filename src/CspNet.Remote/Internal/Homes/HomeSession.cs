@@ -53,6 +53,8 @@ internal sealed partial class HomeSession
     private InlineStreamWriter<HomeFrame>? _out; // set when the stream starts, before any frame is read
     private string _peer = "a program that has not introduced itself";
     private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
+    private LaneInbox? _lane; // the client said Hello.bulk_lane, and this program offered one
+    private byte[]? _laneSecret;
 
     internal HomeSession(IHomeNode node) => _node = node;
 
@@ -77,7 +79,16 @@ internal sealed partial class HomeSession
             Hello hello = input.Current.Hello;
             _peer = $"'{hello.Program}' (incarnation {hello.Incarnation})";
             _grantsCredits = hello.WriteCredits && _node.Options.PipelineBufferedWrites;
-            Send(new HomeFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits, FrameBatches = true } });
+            var answer = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits, FrameBatches = true };
+            if (hello.BulkLane && _node.Lanes is { } lanes)
+            {
+                _lane = new LaneInbox(MaxLaneBytesPending(_node.Options));
+                _laneSecret = lanes.Open(_lane);
+                answer.LanePath = lanes.SocketPath;
+                answer.LaneSecret = ByteString.CopyFrom(_laneSecret);
+            }
+
+            Send(new HomeFrame { Hello = answer });
             Log.LinkOpened(_node.Logger, _peer);
 
             while (await NextAsync(input, cancellationToken).ConfigureAwait(false))
@@ -289,9 +300,21 @@ internal sealed partial class HomeSession
         }
     }
 
+    /// <summary>
+    /// The most bytes a stream's lane may hold for Writes that have not come: a client sends a
+    /// payload just before its Write, so only the values it writes at once are ever pending.
+    /// </summary>
+    internal static long MaxLaneBytesPending(CspNodeOptions options) => Math.Max(options.MaxValueSize, 64L << 20);
+
     private void Write(Write write)
     {
         RequireNew(write.OpId);
+        if (write.Lane)
+        {
+            WriteFromLane(write);
+            return;
+        }
+
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
         Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
         try
@@ -326,6 +349,50 @@ internal sealed partial class HomeSession
             // when a reader takes it, so a blocked write holds the decoded value only.
             chunks?.Release();
         }
+    }
+
+    /// <summary>A plain Write whose value comes on the bulk lane: it waits for the value, then writes as any other.</summary>
+    private void WriteFromLane(Write write)
+    {
+        if (write.Credited || _lane is null || write.Data.Length != 0 || _chunks.ContainsKey(write.OpId))
+        {
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"A lane Write (op {write.OpId}) that is credited, carries data, or comes on a stream with no lane: only a plain Write on a stream whose Hello opened a lane names its value on the lane."));
+        }
+
+        Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
+        Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteFromLaneAsync(end, s.inbox, s.opId, ct), (session: this, inbox: _lane, opId: write.OpId), activity: activity);
+    }
+
+    private async Task<OpResult> WriteFromLaneAsync(HomeEnd end, LaneInbox inbox, ulong opId, CancellationToken cancellationToken)
+    {
+        LanePayload payload;
+        try
+        {
+            payload = await inbox.TakeAsync(opId, _node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return new OpResult(Outcome.Cancelled);
+        }
+
+        if (payload.Array is null)
+        {
+            // Nothing was written: the client sends the value again on the link (link.proto, Write.lane).
+            return new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane.");
+        }
+
+        Task<OpResult> written;
+        try
+        {
+            // WriteAsync decodes the value before it returns: the array goes back at once.
+            written = end.WriteAsync(new System.Buffers.ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+        }
+        finally
+        {
+            payload.Return();
+        }
+
+        return await written.ConfigureAwait(false);
     }
 
     private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null)
@@ -425,6 +492,13 @@ internal sealed partial class HomeSession
 
     private void Close(bool lost)
     {
+        if (_laneSecret is not null)
+        {
+            _node.Lanes?.Close(_laneSecret);
+        }
+
+        _lane?.End(releaseArrived: true);
+
         // Values whose Write never came: their pooled parts go back with the stream.
         foreach (ValueAssembler abandoned in _chunks.Values)
         {

@@ -7,4 +7,20 @@ internal interface IHomeNode : ILinkNode
 {
     /// <summary>The constructs hosted here, by name.</summary>
     HomeDirectory Homes { get; }
+
+    /// <summary>Where this program serves bulk lanes; null when it offers none.</summary>
+    ILaneRegistry? Lanes => null;
+}
+
+/// <summary>The bulk lane endpoint as a Link stream sees it: where clients connect, and the secrets that tie a connection to a stream.</summary>
+internal interface ILaneRegistry
+{
+    /// <summary>The Unix domain socket clients connect to.</summary>
+    string SocketPath { get; }
+
+    /// <summary>Opens a lane into <paramref name="inbox"/>: the secret its client presents.</summary>
+    byte[] Open(LaneInbox inbox);
+
+    /// <summary>Forgets a lane's secret (its stream ended): no later connection reaches the inbox.</summary>
+    void Close(byte[] secret);
 }

@@ -28,4 +28,7 @@ internal sealed class NodeRuntime : IHomeNode
 
     /// <summary>The constructs hosted here, by name.</summary>
     public HomeDirectory Homes { get; } = new();
+
+    /// <summary>This program's bulk lane endpoint, once its server listens; null if it offers none.</summary>
+    public ILaneRegistry? Lanes { get; set; }
 }

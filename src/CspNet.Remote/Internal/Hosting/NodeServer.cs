@@ -27,11 +27,13 @@ namespace CspNet.Remote.Internal.Hosting;
 internal sealed class NodeServer : IAsyncDisposable
 {
     private readonly WebApplication _app;
+    private readonly BulkLaneHost? _lanes;
 
-    private NodeServer(WebApplication app, int port)
+    private NodeServer(WebApplication app, int port, BulkLaneHost? lanes)
     {
         _app = app;
         Port = port;
+        _lanes = lanes;
     }
 
     internal int Port { get; }
@@ -47,8 +49,15 @@ internal sealed class NodeServer : IAsyncDisposable
         }
 
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
+        BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
+            if (lanes is not null)
+            {
+                // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
+                kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
+            }
+
             kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen =>
             {
                 listen.Protocols = HttpProtocols.Http2;
@@ -91,10 +100,20 @@ internal sealed class NodeServer : IAsyncDisposable
 
         WebApplication app = builder.Build();
         app.MapGrpcService<LinkService>();
-        await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            lanes?.Dispose();
+            throw;
+        }
 
-        string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses.First();
-        return new NodeServer(app, new Uri(address).Port);
+        runtime.Lanes = lanes;
+        string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses
+            .First(a => a.StartsWith("http", StringComparison.Ordinal) && !a.Contains("unix:", StringComparison.Ordinal));
+        return new NodeServer(app, new Uri(address).Port, lanes);
     }
 
     public async ValueTask DisposeAsync()
@@ -107,6 +126,7 @@ internal sealed class NodeServer : IAsyncDisposable
         finally
         {
             await _app.DisposeAsync().ConfigureAwait(false);
+            _lanes?.Dispose();
         }
     }
 }

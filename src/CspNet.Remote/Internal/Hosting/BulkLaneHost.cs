@@ -1,0 +1,213 @@
+using System;
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Collections.Concurrent;
+using System.IO;
+using System.IO.Pipelines;
+using System.Security.Cryptography;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Transport;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Hosting;
+
+/// <summary>
+/// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter,
+/// served by Kestrel beside the Link endpoint, and the secrets that tie each connection to one
+/// Link stream's <see cref="LaneInbox"/>.
+/// </summary>
+/// <remarks>
+/// A connection that does not open with a live secret within the peer timeout, or that breaks the
+/// framing (a payload longer than the largest value allowed, an op_id sent twice, more bytes
+/// pending than the inbox holds), is closed; the Link stream and every other connection go on.
+/// </remarks>
+internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
+{
+    private readonly ConcurrentDictionary<string, LaneInbox> _inboxes = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<ConnectionContext, Task> _connections = new();
+    private readonly string _directory;
+    private readonly CspNodeOptions _options;
+    private readonly ILogger _logger;
+
+    private BulkLaneHost(string directory, CspNodeOptions options, ILogger logger)
+    {
+        _directory = directory;
+        _options = options;
+        _logger = logger;
+        SocketPath = Path.Combine(directory, "lane.sock");
+    }
+
+    /// <inheritdoc/>
+    public string SocketPath { get; }
+
+    /// <summary>A lane endpoint for this program, or null where Unix domain sockets are not used (Windows).</summary>
+    internal static BulkLaneHost? Create(CspNodeOptions options, ILogger logger)
+    {
+        if (!options.BulkLane || OperatingSystem.IsWindows())
+        {
+            return null;
+        }
+
+        // 0700: another local user cannot connect at all; the secret keeps out this user's other programs.
+        string directory = Path.Combine(Path.GetTempPath(), "cspnet-lane-" + Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(12)));
+        Directory.CreateDirectory(directory, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
+        return new BulkLaneHost(directory, options, logger);
+    }
+
+    /// <inheritdoc/>
+    public byte[] Open(LaneInbox inbox)
+    {
+        byte[] secret = RandomNumberGenerator.GetBytes(BulkLane.SecretBytes);
+        _inboxes[Key(secret)] = inbox;
+        return secret;
+    }
+
+    /// <inheritdoc/>
+    public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
+
+    /// <summary>Serves one connection to the lane socket (Kestrel's connection delegate).</summary>
+    internal Task ServeAsync(ConnectionContext connection)
+    {
+        Task serving = ServeConnectionAsync(connection);
+        _connections[connection] = serving;
+        return ForgetWhenDoneAsync(connection, serving);
+    }
+
+    /// <summary>Closes every lane connection, as a failing socket would, and waits until each has ended; for tests of the fallback.</summary>
+    internal async Task DropConnectionsAsync()
+    {
+        foreach ((ConnectionContext connection, Task serving) in _connections)
+        {
+            connection.Abort(new ConnectionAbortedException("The lane was dropped."));
+            await serving.ConfigureAwait(false);
+        }
+    }
+
+    private async Task ForgetWhenDoneAsync(ConnectionContext connection, Task serving)
+    {
+        try
+        {
+            await serving.ConfigureAwait(false);
+        }
+        finally
+        {
+            _connections.TryRemove(connection, out _);
+        }
+    }
+
+    private async Task ServeConnectionAsync(ConnectionContext connection)
+    {
+        PipeReader input = connection.Transport.Input;
+        LaneInbox? inbox = null;
+        try
+        {
+            using (var opening = CancellationTokenSource.CreateLinkedTokenSource(connection.ConnectionClosed))
+            {
+                opening.CancelAfter(_options.PeerTimeout);
+                ReadResult read = await input.ReadAtLeastAsync(BulkLane.SecretBytes, opening.Token).ConfigureAwait(false);
+                if (read.Buffer.Length < BulkLane.SecretBytes)
+                {
+                    return;
+                }
+
+                byte[] secret = read.Buffer.Slice(0, BulkLane.SecretBytes).ToArray();
+                input.AdvanceTo(read.Buffer.GetPosition(BulkLane.SecretBytes));
+                if (!_inboxes.TryGetValue(Key(secret), out inbox) || !inbox.TryAttach())
+                {
+                    inbox = null;
+                    Log.Refused(_logger, "no Link stream holds the secret it presented");
+                    return;
+                }
+            }
+
+            while (await ReadPayloadAsync(input, inbox, connection.ConnectionClosed).ConfigureAwait(false))
+            {
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or IOException or ConnectionResetException or InvalidDataException)
+        {
+            Log.Refused(_logger, e.Message);
+        }
+        finally
+        {
+            // Payloads that came stay for their Writes; the Writes still waiting are answered now.
+            inbox?.End(releaseArrived: false);
+            await input.CompleteAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>One payload into the inbox; false when the client closed the lane.</summary>
+    private async Task<bool> ReadPayloadAsync(PipeReader input, LaneInbox inbox, CancellationToken cancellationToken)
+    {
+        ReadResult read = await input.ReadAtLeastAsync(BulkLane.HeaderBytes, cancellationToken).ConfigureAwait(false);
+        if (read.Buffer.Length < BulkLane.HeaderBytes)
+        {
+            input.AdvanceTo(read.Buffer.Start, read.Buffer.End);
+            return false;
+        }
+
+        Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
+        read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
+        ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
+        uint length = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
+        if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
+        {
+            throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
+        }
+
+        input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
+        byte[] payload = ArrayPool<byte>.Shared.Rent((int)length);
+        int filled = 0;
+        try
+        {
+            while (filled < length)
+            {
+                read = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                ReadOnlySequence<byte> available = read.Buffer.Slice(0, Math.Min(read.Buffer.Length, length - filled));
+                available.CopyTo(payload.AsSpan(filled));
+                filled += (int)available.Length;
+                input.AdvanceTo(available.End);
+                if (filled < length && read.IsCompleted)
+                {
+                    throw new InvalidDataException("The lane ended in the middle of a payload.");
+                }
+            }
+        }
+        catch
+        {
+            ArrayPool<byte>.Shared.Return(payload);
+            throw;
+        }
+
+        if (!inbox.Deliver(opId, payload, (int)length))
+        {
+            ArrayPool<byte>.Shared.Return(payload);
+            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
+        }
+
+        return true;
+    }
+
+    private static string Key(byte[] secret) => Convert.ToBase64String(SHA256.HashData(secret));
+
+    public void Dispose()
+    {
+        try
+        {
+            Directory.Delete(_directory, recursive: true);
+        }
+        catch (IOException)
+        {
+            // Already gone: nothing to clean.
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(1, LogLevel.Warning, "A bulk lane connection was closed: {Reason}")]
+        internal static partial void Refused(ILogger logger, string reason);
+    }
+}

@@ -1,0 +1,265 @@
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Hosting;
+using CspNet.Remote.Tests.Named;
+using Google.Protobuf;
+using Grpc.Core;
+using Proto = CspNet.Remote.Protocol;
+
+namespace CspNet.Remote.Tests.Lane;
+
+/// <summary>
+/// The bulk lane between two programs on this host: large values arrive intact on it, a lane that
+/// fails or is fed garbage costs no value and no duplicate, and a lane is opened only by the Link
+/// stream it belongs to. Tests that speak the wire directly play a client against a real home.
+/// </summary>
+public sealed class BulkLaneTests
+{
+    private const int Threshold = 32 << 10;
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task Write_LargeValuesBetweenProgramsOnOneHost_TravelOnTheLaneIntactAndInOrder()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("lane-values");
+        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("lane-values");
+        var random = new Random(11);
+
+        foreach (int size in new[] { Threshold, 1 << 20, 10, 3 << 20, Threshold - 1 })
+        {
+            byte[] value = new byte[size];
+            random.NextBytes(value);
+            Task write = output.WriteAsync(value).AsTask();
+            Assert.Equal(value, await input.ReadAsync());
+            await write;
+        }
+
+        Assert.True(((RemoteChannelOut<byte[]>)output).Link.HasLane);
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task Write_LaneDroppedByTheHome_EachValueArrivesOnceOnTheLink()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("dropped-lane");
+        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-lane");
+        byte[][] values = [.. Enumerable.Range(1, 6).Select(i => Enumerable.Repeat((byte)i, 200_000).ToArray())];
+
+        // Writes in flight while the lane goes: the first is taken before, the others after.
+        Task writes = Task.Run(async () =>
+        {
+            foreach (byte[] value in values)
+            {
+                await output.WriteAsync(value);
+            }
+
+            await output.WriteAsync([0]);
+        });
+        Assert.Equal(values[0], await input.ReadAsync());
+        await ((BulkLaneHost)host.Lanes!).DropConnectionsAsync();
+
+        foreach (byte[] value in values.Skip(1))
+        {
+            Assert.Equal(value, await input.ReadAsync());
+        }
+
+        Assert.Equal([0], await input.ReadAsync()); // nothing duplicated before the last, small value
+        await writes;
+        Assert.False(((RemoteChannelOut<byte[]>)output).Link.HasLane);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Connect_HomeWithTheLaneOff_RefusesItAndValuesTravelOnTheLink()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host", o => o.BulkLane = false);
+        CspNode user = await system.NodeAsync("user", o => o.BulkLane = true);
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("no-lane");
+        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("no-lane");
+        byte[] value = new byte[1 << 20];
+        new Random(5).NextBytes(value);
+
+        Task write = output.WriteAsync(value).AsTask();
+        Assert.Equal(value, await input.ReadAsync());
+        await write;
+
+        Assert.Null(host.Lanes);
+        Assert.False(((RemoteChannelOut<byte[]>)output).Link.HasLane);
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task RawHello_ClientThatDoesNotOfferTheLane_GetsNoLane()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        await using var client = await RawClient.StartAsync(home, offerLane: false);
+
+        Assert.Equal(string.Empty, client.Hello.LanePath);
+        Assert.True(client.Hello.LaneSecret.IsEmpty);
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task RawLane_CutInTheMiddleOfAValue_WriteAbortedNothingDeliveredAndTheLinkStillWrites()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("cut");
+        await using var client = await RawClient.StartAsync(home, offerLane: true);
+        await client.AttachWriterAsync("cut");
+
+        using (Socket lane = await client.OpenLaneAsync(client.Hello.LaneSecret.Memory))
+        {
+            byte[] header = Header(opId: 1, length: 100_000);
+            await lane.SendAsync(header);
+            await lane.SendAsync(new byte[50_000]);
+            await client.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 1, Lane = true } });
+        }
+
+        Proto.Completed aborted = await client.CompletedAsync();
+        Assert.Equal((1ul, Proto.Outcome.Error, StatusCode.Aborted), (aborted.OpId, aborted.Outcome, (StatusCode)aborted.Status));
+
+        // The client sends the value again on the link: it is the only one the reader gets.
+        byte[] value = [1, .. new byte[100_000 - 1]];
+        await client.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 2, Data = ByteString.CopyFrom(value) } });
+        Task<byte[]> read = input.ReadAsync().AsTask();
+        Assert.Equal(value.AsSpan(1).ToArray(), await read);
+        Assert.Equal((2ul, Proto.Outcome.Ok), await client.CompletedAsync() is var ok ? (ok.OpId, ok.Outcome) : default);
+        Assert.Equal(1, await new Alternative([input, new Skip()]).PriSelectAsync()); // no second value waits
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task RawLane_CorruptFrame_ConnectionDroppedAndTheHomeKeepsServingLanes()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home", o => o.MaxValueSize = 1 << 20);
+        AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("corrupt");
+        await using var first = await RawClient.StartAsync(home, offerLane: true);
+        await first.AttachWriterAsync("corrupt");
+
+        using (Socket lane = await first.OpenLaneAsync(first.Hello.LaneSecret.Memory))
+        {
+            await lane.SendAsync(Header(opId: 1, length: uint.MaxValue)); // longer than any value allowed
+            await first.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 1, Lane = true } });
+            Assert.Equal(0, await lane.ReceiveAsync(new byte[1])); // the home closed it
+        }
+
+        Proto.Completed aborted = await first.CompletedAsync();
+        Assert.Equal((Proto.Outcome.Error, StatusCode.Aborted), (aborted.Outcome, (StatusCode)aborted.Status));
+
+        // Another stream's lane works: the home kept serving.
+        await using var second = await RawClient.StartAsync(home, offerLane: true);
+        await second.AttachWriterAsync("corrupt");
+        byte[] encoded = [1, .. Enumerable.Repeat((byte)7, 40_000)];
+        using Socket good = await second.OpenLaneAsync(second.Hello.LaneSecret.Memory);
+        await good.SendAsync(Header(opId: 5, length: (uint)encoded.Length));
+        await good.SendAsync(encoded);
+        await second.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 5, Lane = true } });
+        Assert.Equal(encoded.AsSpan(1).ToArray(), await input.ReadAsync());
+        Assert.Equal(Proto.Outcome.Ok, (await second.CompletedAsync()).Outcome);
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task RawLane_StrangerWithoutTheSecret_RefusedAndNothingDelivered()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("guarded");
+        await using var client = await RawClient.StartAsync(home, offerLane: true);
+        await client.AttachWriterAsync("guarded");
+
+        byte[] guess = new byte[32];
+        new Random(1).NextBytes(guess);
+        using (Socket stranger = await client.OpenLaneAsync(guess))
+        {
+            await stranger.SendAsync(Header(opId: 1, length: 3));
+            await stranger.SendAsync(new byte[] { 1, 2, 3 });
+            Assert.Equal(0, await stranger.ReceiveAsync(new byte[1])); // closed without a word
+        }
+
+        // The stream's own Write for that op finds no payload: answered, nothing written.
+        await client.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 1, Lane = true } });
+        Proto.Completed answer = await client.CompletedAsync();
+        Assert.Equal((Proto.Outcome.Error, StatusCode.Aborted), (answer.Outcome, (StatusCode)answer.Status));
+        Assert.Equal(1, await new Alternative([input, new Skip()]).PriSelectAsync()); // no second value waits
+    }
+
+    private static byte[] Header(ulong opId, uint length)
+    {
+        byte[] header = new byte[12];
+        BinaryPrimitives.WriteUInt64LittleEndian(header, opId);
+        BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), length);
+        return header;
+    }
+
+    /// <summary>A Link stream spoken frame by frame, as another implementation would.</summary>
+    private sealed class RawClient : IAsyncDisposable
+    {
+        private readonly Grpc.Net.Client.GrpcChannel _channel;
+        private readonly AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> _call;
+
+        private RawClient(Grpc.Net.Client.GrpcChannel channel)
+        {
+            _channel = channel;
+            _call = new Proto.Link.LinkClient(channel).Connect();
+        }
+
+        internal Proto.Hello Hello { get; private set; } = new();
+
+        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane)
+        {
+            var client = new RawClient(UserKey.Channel($"http://127.0.0.1:{home.Port}"));
+            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane } });
+            client.Hello = (await client.NextAsync()).Hello;
+            return client;
+        }
+
+        internal async Task AttachWriterAsync(string name)
+        {
+            await SendAsync(new Proto.ClientFrame { Attach = new Proto.Attach { Handle = 1, Name = name, Kind = "Any2One", ValueType = "bytes", Role = Proto.Role.Writer } });
+            Assert.Equal(0, (await NextAsync()).Attached.Status);
+        }
+
+        internal async Task<Socket> OpenLaneAsync(ReadOnlyMemory<byte> secret)
+        {
+            var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
+            await socket.ConnectAsync(new UnixDomainSocketEndPoint(Hello.LanePath));
+            await socket.SendAsync(secret);
+            return socket;
+        }
+
+        internal Task SendAsync(Proto.ClientFrame frame) => _call.RequestStream.WriteAsync(frame);
+
+        internal async Task<Proto.Completed> CompletedAsync()
+        {
+            Proto.HomeFrame frame;
+            do
+            {
+                frame = await NextAsync();
+            }
+            while (frame.Completed is null);
+            return frame.Completed;
+        }
+
+        private async Task<Proto.HomeFrame> NextAsync()
+        {
+            Assert.True(await _call.ResponseStream.MoveNext(CancellationToken.None), "the home ended the stream");
+            return _call.ResponseStream.Current;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            await _call.RequestStream.CompleteAsync();
+            while (await _call.ResponseStream.MoveNext(CancellationToken.None))
+            {
+            }
+
+            _call.Dispose();
+            _channel.Dispose();
+        }
+    }
+}
