@@ -188,20 +188,26 @@ sealed class ChildPrograms : IDisposable
 
     private void KillAll()
     {
+        (string Label, Process Process)[] all;
         lock (gate)
         {
             closed = true;
-            foreach ((_, Process process) in children)
+            all = [.. children];
+        }
+
+        // Outside the gate: WaitForExit raises a child's Exited event, whose handler (Ended) takes
+        // the gate; waiting under it deadlocked when the event was raised on another thread at the
+        // same moment (the sample then never exited).
+        foreach ((_, Process process) in all)
+        {
+            try
             {
-                try
-                {
-                    process.Kill(entireProcessTree: true); // does nothing if it has exited
-                    process.WaitForExit();
-                }
-                catch (Exception e) when (e is InvalidOperationException or Win32Exception)
-                {
-                    // Already disposed, or beyond reach: nothing more to do.
-                }
+                process.Kill(entireProcessTree: true); // does nothing if it has exited
+                process.WaitForExit();
+            }
+            catch (Exception e) when (e is InvalidOperationException or Win32Exception)
+            {
+                // Already disposed, or beyond reach: nothing more to do.
             }
         }
     }

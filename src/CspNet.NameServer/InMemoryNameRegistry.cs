@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Globalization;
 using System.Threading;
 using System.Threading.Tasks;
@@ -384,6 +385,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
     /// <summary>Every call starts here: refuses work after disposal and purges expired leases first.</summary>
     private List<LeaseState>? BeginLocked()
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "BeginLocked is called under the registry's lock.");
         ObjectDisposedException.ThrowIf(_disposed, this);
         long now = _time.GetTimestamp();
         return now >= _nextExpiry ? PurgeExpiredLocked(now) : null;
@@ -391,6 +393,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
 
     private LeaseState LiveLeaseLocked(string leaseId)
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "LiveLeaseLocked is called under the registry's lock.");
         return _leases.TryGetValue(leaseId, out LeaseState? lease)
             ? lease
             : throw new LeaseNotFoundException($"The lease of incarnation {Incarnations.Of(leaseId)} is unknown: it expired, was closed, or the NameServer restarted. Open a new lease and register again.");
@@ -398,6 +401,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
 
     private List<LeaseState>? PurgeExpiredLocked(long now)
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "PurgeExpiredLocked is called under the registry's lock.");
         List<LeaseState>? expired = null;
         long next = long.MaxValue;
         foreach (LeaseState lease in _leases.Values)
@@ -427,6 +431,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
 
     private void RemoveLeaseLocked(LeaseState lease)
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "RemoveLeaseLocked is called under the registry's lock.");
         _leases.Remove(lease.Id);
         foreach (string name in lease.Names)
         {
@@ -436,6 +441,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
 
     private void ScheduleLocked(long expiresAt)
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "ScheduleLocked is called under the registry's lock.");
         if (expiresAt >= _nextExpiry || _disposed)
         {
             return;

@@ -1,5 +1,6 @@
 using System;
 using System.Buffers;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -178,6 +179,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     /// <summary>Keeps one watch at the home while this end does not know of a value there.</summary>
     private void EnsureWatchLocked()
     {
+        Debug.Assert(_lock.IsHeldByCurrentThread, "EnsureWatchLocked is called under the end's lock.");
         if (_watch is not null || link.IsFailed)
         {
             return;

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Threading;
 
 namespace CspNet.Remote.Internal.Client;
@@ -37,6 +38,7 @@ internal sealed class WriteCredits
     /// <summary>Spends one credit if one is free of the plain writes in flight; under <see cref="Gate"/>.</summary>
     internal bool TryTakeLocked()
     {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "TryTakeLocked is called under Gate.");
         if (_available - _plainInFlight <= 0)
         {
             return false;
@@ -47,7 +49,11 @@ internal sealed class WriteCredits
     }
 
     /// <summary>A plain write is sent; under <see cref="Gate"/>.</summary>
-    internal void BeginPlainLocked() => _plainInFlight++;
+    internal void BeginPlainLocked()
+    {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "BeginPlainLocked is called under Gate.");
+        _plainInFlight++;
+    }
 
     /// <summary>A plain write was answered (or its link lost): <paramref name="creditUsed"/> if the home spent a credit on it.</summary>
     internal void EndPlain(bool creditUsed)
