@@ -181,10 +181,14 @@ internal static class CrossProcess
                         }
                     }
 
+                    // One writing end of the writer's One2One "crossproc/done" for every stream size: a
+                    // One2One has one writing end, so each size's reader must not ask for its own. The
+                    // writer creates the channel after this program is ready, so it is got once, lazily.
+                    var done = new Lazy<Task<IChannelOut<byte[]>>>(() => home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop.Token).AsTask());
                     foreach (int size in StreamSizes)
                     {
                         AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(NamedThroughput.BufferCapacity));
-                        readers.Add(AnswerBurstsAsync(home, input, stop.Token));
+                        readers.Add(AnswerBurstsAsync(done, input, stop.Token));
                     }
 
                     Console.WriteLine(ReadyPrefix + nameServer.Uri);
@@ -227,9 +231,8 @@ internal static class CrossProcess
     }
 
     /// <summary>Reads bursts from the buffered channel; after each one, tells the writer program on its channel.</summary>
-    private static async Task AnswerBurstsAsync(CspNode home, AltingChannelIn<byte[]> input, CancellationToken stop)
+    private static async Task AnswerBurstsAsync(Lazy<Task<IChannelOut<byte[]>>> done, AltingChannelIn<byte[]> input, CancellationToken stop)
     {
-        IChannelOut<byte[]>? done = null;
         byte[] answer = [1];
         try
         {
@@ -240,8 +243,7 @@ internal static class CrossProcess
                     _ = await input.ReadAsync(stop);
                 }
 
-                done ??= await home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop);
-                await done.WriteAsync(answer, stop);
+                await (await done.Value).WriteAsync(answer, stop);
             }
         }
         catch (OperationCanceledException)
