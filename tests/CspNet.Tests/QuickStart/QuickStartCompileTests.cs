@@ -104,6 +104,18 @@ public class QuickStartCompileTests(PackedCspNet package, ITestOutputHelper outp
     }
 
     [Fact]
+    public void Readme_QuickStartListing_IsTheFileThatIsBuilt()
+    {
+        string readme = File.ReadAllText(Path.Combine(package.RepoRoot, "README.md")).ReplaceLineEndings("\n");
+        const string Open = "```csharp\n";
+        int start = readme.IndexOf(Open, StringComparison.Ordinal) + Open.Length;
+        Assert.True(start >= Open.Length, "README.md has no csharp block: the quick start is its first.");
+        string listing = readme[start..readme.IndexOf("```", start, StringComparison.Ordinal)];
+
+        Assert.Equal(File.ReadAllText(Path.Combine(package.RepoRoot, "tests", "CspNet.Tests", "QuickStart", "QuickStart.cs.txt")).ReplaceLineEndings("\n"), listing);
+    }
+
+    [Fact]
     public void Pack_Package_HoldsAssemblyDocumentationAndBuildProps()
     {
         Assert.True(package.Pack.ExitCode == 0, $"dotnet pack failed:\n{package.Pack.Output}");
