@@ -29,7 +29,7 @@ internal static class Explorer
     internal const string IterationsVariable = "CSPNET_SCHEDULE_ITERATIONS";
 
     /// <summary>Schedules per scenario by default: the whole project stays well under two minutes on two cores.</summary>
-    internal const int DefaultSchedules = 1000;
+    internal const int DefaultSchedules = 2000;
 
     private static readonly TimeSpan s_wallTimeout = TimeSpan.FromSeconds(20);
 

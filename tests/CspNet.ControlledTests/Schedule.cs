@@ -74,12 +74,7 @@ internal sealed class Schedule : IControlHooks
         {
             foreach (Party party in _parties)
             {
-                party.Thread = new Thread(() => PartyMain(party), 256 * 1024)
-                {
-                    IsBackground = true,
-                    Name = "controlled " + party.Name,
-                };
-                party.Thread.Start();
+                PartyThreads.Start(() => PartyMain(party));
             }
 
             if (_parties.Count > 0)
@@ -100,9 +95,9 @@ internal sealed class Schedule : IControlHooks
 
             foreach (Party party in _parties)
             {
-                // A party that a failure left inside engine code unwinds on its own; it is a
+                // A party that a failure left inside engine code unwinds on its own; it runs on a
                 // background thread, so one that never does cannot keep the test host alive.
-                party.Thread?.Join(TimeSpan.FromSeconds(5));
+                party.Exited.Wait(TimeSpan.FromSeconds(5));
             }
         }
         finally
@@ -244,7 +239,25 @@ internal sealed class Schedule : IControlHooks
         return gates.Count > 0 || lockGates.Count > 0;
     }
 
-    private void PartyMain(Party self)
+    /// <summary>A party's whole life on its thread; true if the thread may serve another schedule.</summary>
+    private bool PartyMain(Party self)
+    {
+        try
+        {
+            PartyLife(self);
+        }
+        finally
+        {
+            t_current = null;
+            self.Exited.Set();
+        }
+
+        // After a failure the thread may hold stale engine state (a cached waiter still queued):
+        // it ends instead of serving the next schedule.
+        return !_aborted;
+    }
+
+    private void PartyLife(Party self)
     {
         t_current = self;
         t_gates = [];
@@ -422,7 +435,7 @@ internal sealed class Schedule : IControlHooks
 
         internal Queue<IHandOff> Inbox { get; } = new();
 
-        internal Thread? Thread { get; set; }
+        internal ManualResetEventSlim Exited { get; } = new();
 
         internal PartyState State { get; set; }
 
@@ -454,5 +467,65 @@ internal sealed class ScheduleAbortedException : Exception
     public ScheduleAbortedException(string message, Exception innerException)
         : base(message, innerException)
     {
+    }
+}
+
+/// <summary>
+/// Threads for the parties, kept between schedules: starting a thread costs more than a whole
+/// short schedule. A thread whose party ended with a failure is not kept.
+/// </summary>
+internal static class PartyThreads
+{
+    private static readonly Stack<Worker> s_idle = new();
+    private static readonly Lock s_lock = new();
+
+    /// <summary>Runs <paramref name="body"/> on an idle thread, or a new one; the thread is kept if it returns true.</summary>
+    internal static void Start(Func<bool> body)
+    {
+        Worker? worker;
+        lock (s_lock)
+        {
+            s_idle.TryPop(out worker);
+        }
+
+        worker ??= new Worker();
+        worker.Run(body);
+    }
+
+    [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "A worker lives as long as its thread; the semaphore owns no kernel handle.")]
+    private sealed class Worker
+    {
+        private readonly SemaphoreSlim _start = new(0);
+        private Func<bool>? _body;
+
+        internal Worker()
+        {
+            var thread = new Thread(Loop, 256 * 1024) { IsBackground = true, Name = "controlled party" };
+            thread.Start();
+        }
+
+        internal void Run(Func<bool> body)
+        {
+            _body = body;
+            _start.Release();
+        }
+
+        private void Loop()
+        {
+            while (true)
+            {
+                _start.Wait();
+                if (!_body!())
+                {
+                    return;
+                }
+
+                _body = null;
+                lock (s_lock)
+                {
+                    s_idle.Push(this);
+                }
+            }
+        }
     }
 }
