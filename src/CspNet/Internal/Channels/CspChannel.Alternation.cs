@@ -280,7 +280,6 @@ public abstract partial class CspChannel<T>
         }
 
         ControlPoint.BeforeLock(this);
-
         lock (this)
         {
             if (node.IsReader)
