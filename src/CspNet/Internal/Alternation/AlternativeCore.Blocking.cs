@@ -1,6 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -156,6 +157,7 @@ internal sealed partial class AlternativeCore
         long deadline = EarliestDeadline();
         try
         {
+            ControlPoint.BeforePark(signal);
             bool woken = deadline == long.MaxValue
                 ? signal.Wait(Timeout.Infinite)
                 : signal.Wait(MonotonicClock.WaitMilliseconds(deadline));
@@ -181,6 +183,7 @@ internal sealed partial class AlternativeCore
         {
             try
             {
+                ControlPoint.BeforePark(signal);
                 signal.Wait();
                 return;
             }
@@ -251,5 +254,7 @@ internal sealed partial class AlternativeCore
         {
             _event!.Set();
         }
+
+        ControlPoint.AfterWake();
     }
 }

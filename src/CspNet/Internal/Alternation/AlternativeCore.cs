@@ -351,6 +351,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// </summary>
     private int DisableAll()
     {
+        ControlPoint.BeforeStateChange();
         Exception? error = null;
         for (int i = 0; i < _guards.Length; i++)
         {
@@ -495,6 +496,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     private bool TryPark(out bool wakeOwed)
     {
         wakeOwed = false;
+        ControlPoint.BeforeStateChange();
         if (Interlocked.CompareExchange(ref _state, Waiting, Selecting) != Selecting)
         {
             return false;

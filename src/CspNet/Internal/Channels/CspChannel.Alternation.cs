@@ -1,6 +1,7 @@
 using System;
 using CspNet.Alternation;
 using CspNet.Internal;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
@@ -35,6 +36,7 @@ public abstract partial class CspChannel<T>
         }
 
         Waiter<T>? partner;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -69,6 +71,7 @@ public abstract partial class CspChannel<T>
     {
         ref HeldValue<T> held = ref end.Slot;
         Waiter<T>? partner = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -152,6 +155,7 @@ public abstract partial class CspChannel<T>
     internal bool TryCommitOutput(ChannelWriteEnd<T> end, AlternativeCore selection, T value)
     {
         Waiter<T>? partner;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -178,6 +182,7 @@ public abstract partial class CspChannel<T>
     internal void EnableOutput(ChannelWriteEnd<T> end, GuardSite site, AlternativeCore selection, T value)
     {
         Waiter<T>? partner = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -274,6 +279,7 @@ public abstract partial class CspChannel<T>
             return false;
         }
 
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             if (node.IsReader)

@@ -265,6 +265,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private bool TryReadOrPark(Park park, AsyncWaiter<T>? prepared, out T item, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -291,6 +292,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     private bool TryWriteOrPark(T item, Park park, AsyncWaiter<T>? prepared, out Waiter<T>? partner, out Waiter<T>? parked)
     {
         parked = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -354,6 +356,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     {
         Waiter<T>? readers;
         Waiter<T>? writers;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             if (_poisoned)
@@ -421,6 +424,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     // Explicit: the interface is internal, and its members must not join the public surface.
     bool IWaiterOwner<T>.TryCancel(Waiter<T> waiter)
     {
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             bool cancelled = waiter.IsReader ? _readers.TryCancel(waiter, out _) : _writers.TryCancel(waiter, out _);
@@ -613,6 +617,7 @@ public abstract partial class CspChannel<T> : IWaiterOwner<T>
     {
         get
         {
+            ControlPoint.BeforeLock(this);
             lock (this)
             {
                 return $"{Kind}: {(_buffer is null ? "unbuffered" : $"{_buffer.Count} buffered, {_reserved} reserved")}, " +

@@ -4,6 +4,7 @@ using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
@@ -50,6 +51,7 @@ public abstract partial class CspChannel<T>
     {
         Waiter<T>? refilled = null;
         ChannelHold<T>? hold;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -128,6 +130,7 @@ public abstract partial class CspChannel<T>
     {
         Debug.Assert(!SingleReader, "Watches are for channels with a shared reading end.");
         ReadinessWatcher<T> watcher;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             if (HoldableLocked())
@@ -156,6 +159,7 @@ public abstract partial class CspChannel<T>
         {
             // A watcher fired by SignalSelections (a value put in the buffer, or room made, by an
             // enabling alternation) or cancelled is still queued: take it out.
+            ControlPoint.BeforeLock(this);
             lock (this)
             {
                 if (watcher.IsReader)
@@ -212,6 +216,7 @@ public abstract partial class CspChannel<T>
 
         Waiter<T>? reader = null;
         Waiter<T>? wake = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -248,6 +253,7 @@ public abstract partial class CspChannel<T>
     private void EndBufferedHold(ChannelHold<T> hold, bool giveBack)
     {
         List<Waiter<T>> wake = [];
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             var front = (FrontSlotBuffer<T>)_buffer!;

@@ -4,6 +4,7 @@ using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet;
 
@@ -31,6 +32,7 @@ public abstract partial class CspChannel<T>
     {
         get
         {
+            ControlPoint.BeforeLock(this);
             lock (this)
             {
                 return ReservableCapacityLocked();
@@ -46,6 +48,7 @@ public abstract partial class CspChannel<T>
     {
         get
         {
+            ControlPoint.BeforeLock(this);
             lock (this)
             {
                 return _reserved;
@@ -61,6 +64,7 @@ public abstract partial class CspChannel<T>
     internal int TryReserve(int max)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(max);
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -85,6 +89,7 @@ public abstract partial class CspChannel<T>
     internal void PutReserved(T item)
     {
         Waiter<T>? reader;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -128,6 +133,7 @@ public abstract partial class CspChannel<T>
         }
 
         Waiter<T>? woken = null;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             AssertInvariants();
@@ -161,6 +167,7 @@ public abstract partial class CspChannel<T>
     internal async ValueTask WhenReservableAsync(CancellationToken cancellationToken)
     {
         ReadinessWatcher<T> watcher;
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             if (_poisoned || _buffer is not { } buffer || !IsFullLocked(buffer))
@@ -179,6 +186,7 @@ public abstract partial class CspChannel<T>
     /// <summary>Completes when the channel is poisoned (at once if it is).</summary>
     internal Task WhenPoisoned()
     {
+        ControlPoint.BeforeLock(this);
         lock (this)
         {
             // Created on demand beside the channel, as PoisonReasons is: few channels are watched.

@@ -115,6 +115,7 @@ internal struct ContinuationCore<TResult>
         // The state first: a completion that finds the continuation finds its state too (the
         // exchange below is a full fence).
         _continuationState = state;
+        ControlPoint.Awaiting(owner);
         Action<object?>? previous = Interlocked.CompareExchange(ref _continuation, continuation, null);
         if (previous is null)
         {

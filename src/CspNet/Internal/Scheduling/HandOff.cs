@@ -59,6 +59,13 @@ internal static class HandOff
     /// </summary>
     internal static void Dispatch(IHandOff item)
     {
+#if CSPNET_CONTROLLED
+        if (ControlPoint.Hooks?.Dispatch(item) == true)
+        {
+            return;
+        }
+#endif
+
         if (Enabled && t_runner is { IsRunning: true } runner)
         {
             runner.Push(item);

@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Threading;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -21,6 +22,7 @@ internal sealed class BarrierCore : SyncPoint
     {
         get
         {
+            ControlPoint.BeforeLock(Gate);
             lock (Gate)
             {
                 return _enrolled;
@@ -38,6 +40,7 @@ internal sealed class BarrierCore : SyncPoint
     {
         get
         {
+            ControlPoint.BeforeLock(Gate);
             lock (Gate)
             {
                 return ParkedCount;
@@ -47,6 +50,7 @@ internal sealed class BarrierCore : SyncPoint
 
     internal void Enroll()
     {
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             ThrowIfPoisonedLocked();
@@ -57,6 +61,7 @@ internal sealed class BarrierCore : SyncPoint
     internal void Resign()
     {
         Waiter<bool>? released = null;
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             if (_enrolled == 0)

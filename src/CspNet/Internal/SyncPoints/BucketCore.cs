@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -15,6 +16,7 @@ internal sealed class BucketCore : SyncPoint
     {
         get
         {
+            ControlPoint.BeforeLock(Gate);
             lock (Gate)
             {
                 return ParkedCount;
@@ -28,6 +30,7 @@ internal sealed class BucketCore : SyncPoint
     internal int Flush()
     {
         Waiter<bool>? released;
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             released = ReleaseAllLocked();

@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal.Processes;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -59,6 +60,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
         ProcessContext.ThrowIfBlockingInAsyncProcess(BlockingCall, AsyncTwin);
         SyncWaiter<bool> waiter;
         Waiter<bool>? released;
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             ThrowIfPoisonedLocked();
@@ -98,6 +100,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
 
         Waiter<bool>? released;
         InvalidOperationException rejection;
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             if (Poisoned)
@@ -149,6 +152,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     public void Poison()
     {
         Waiter<bool>? parked;
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             if (Poisoned)
@@ -205,6 +209,7 @@ internal abstract class SyncPoint : IWaiterOwner<bool>
     /// <inheritdoc />
     public bool TryCancel(Waiter<bool> waiter)
     {
+        ControlPoint.BeforeLock(Gate);
         lock (Gate)
         {
             if (!_parked.TryCancel(waiter, out bool wasQueued))

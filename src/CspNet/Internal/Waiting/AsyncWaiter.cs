@@ -125,6 +125,8 @@ internal sealed class AsyncWaiter<T> : Waiter<T>, IValueTaskSource<T>, IValueTas
         {
             _core.SetResult(IsReader ? Item! : default!, this);
         }
+
+        ControlPoint.AfterWake();
     }
 
     /// <summary>

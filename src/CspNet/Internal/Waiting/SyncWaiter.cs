@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using CspNet.Internal.Scheduling;
 
 namespace CspNet.Internal;
 
@@ -41,7 +42,11 @@ internal sealed class SyncWaiter<T> : Waiter<T>
         return waiter;
     }
 
-    internal override void Wake() => _signal.Set();
+    internal override void Wake()
+    {
+        _signal.Set();
+        ControlPoint.AfterWake();
+    }
 
     internal override bool CancellationRequested => _interrupted;
 
@@ -77,6 +82,7 @@ internal sealed class SyncWaiter<T> : Waiter<T>
     {
         try
         {
+            ControlPoint.BeforePark(_signal);
             _signal.Wait();
         }
         catch (ThreadInterruptedException) when (MarkInterrupted() && _owner!.TryCancel(this))
@@ -118,6 +124,7 @@ internal sealed class SyncWaiter<T> : Waiter<T>
         {
             try
             {
+                ControlPoint.BeforePark(_signal);
                 _signal.Wait();
                 return;
             }
