@@ -395,4 +395,7 @@ internal enum ShippingRefusal
 
     /// <summary>Images that waiting jobs need fill the store: the stream sending one more ends with RESOURCE_EXHAUSTED.</summary>
     StoreFull,
+
+    /// <summary>The client cancelled the job before it started.</summary>
+    Cancelled,
 }
