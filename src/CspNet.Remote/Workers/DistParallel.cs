@@ -76,6 +76,27 @@ public sealed partial class DistParallel
         _node = node;
     }
 
+    /// <summary>
+    /// Creates a distributed parallel of async processes: each gets its run's cancellation token as
+    /// <see cref="IAsyncCSPProcess.RunAsync"/>'s argument (see <see cref="RunAsync"/>). Each runs on
+    /// a thread of its own, remote or local, that waits for its task.
+    /// </summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <param name="node">The node whose NameServer lists the pools, and whose named constructs local processes use; null: <c>CspManager</c>'s.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(IAsyncCSPProcess[] processes, CspNode? node)
+        : this(AsThreadProcesses(processes), node)
+    {
+    }
+
+    /// <summary>Creates a distributed parallel of async processes, using <c>CspManager</c>'s node; see <see cref="DistParallel(IAsyncCSPProcess[], CspNode?)"/>.</summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(IAsyncCSPProcess[] processes)
+        : this(processes, null)
+    {
+    }
+
     /// <summary>How many processes of the last run ran on remote workers.</summary>
     public int RanRemotely { get; private set; }
 
@@ -364,6 +385,19 @@ public sealed partial class DistParallel
         }
     }
 
+    private static ICSPProcess[] AsThreadProcesses(IAsyncCSPProcess[] processes)
+    {
+        ArgumentNullException.ThrowIfNull(processes);
+        var wrapped = new ICSPProcess[processes.Length];
+        for (int i = 0; i < processes.Length; i++)
+        {
+            // A null stays null: the main constructor names it.
+            wrapped[i] = processes[i] is { } process ? new AsyncProcessRunner(process) : null!;
+        }
+
+        return wrapped;
+    }
+
     private ShippedProcess[] Pack()
     {
         // Every process is packed before any runs: a process that cannot travel is a mistake to
@@ -371,7 +405,7 @@ public sealed partial class DistParallel
         var jobs = new ShippedProcess[_processes.Length];
         for (int i = 0; i < jobs.Length; i++)
         {
-            jobs[i] = Shipper.Pack(_processes[i]);
+            jobs[i] = Shipper.Pack(AsyncProcessRunner.Shipped(_processes[i]));
         }
 
         return jobs;
@@ -412,7 +446,7 @@ public sealed partial class DistParallel
 
         // The node is made ambient only when it is not the program's own (a node of a test or sample).
         CspNode? ambient = node is not null && !ReferenceEquals(node, CspManager.CurrentOrNull) ? node : null;
-        Exception? error = await ProcessThread.Start(process.Run, ambient, cancellation, "cspnet-distparallel " + process.GetType().Name).ConfigureAwait(false);
+        Exception? error = await ProcessThread.Start(process.Run, ambient, cancellation, "cspnet-distparallel " + AsyncProcessRunner.Shipped(process).GetType().Name).ConfigureAwait(false);
         return (error, false);
     }
 

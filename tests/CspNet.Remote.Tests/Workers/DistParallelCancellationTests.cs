@@ -67,6 +67,38 @@ public sealed class DistParallelCancellationTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task RunAsync_CancelledWhileRemoteAsyncProcessesAwait_TheirTokenAndPoisonEndThemAndTheWorkersAreFree()
+    {
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        WorkerPoolHost pool = await system.PoolAsync("pool", 2);
+        CspNode client = await system.NodeAsync("client");
+        string name = "cancel-async-results-" + Guid.NewGuid().ToString("N");
+        AltingChannelIn<int> results = await client.GetAny2OneInAsync<int>(name);
+        var waiter = new AsyncTokenWaiter();
+        var writer = new AsyncEndlessWriter(name);
+        var run = new DistParallel([waiter, writer], client) { Shipper = new FakeShipping() };
+        using var cancel = new CancellationTokenSource();
+
+        Task running = run.RunAsync(cancel.Token);
+        var seen = new List<int>();
+        for (int i = 0; i < 10_000; i++)
+        {
+            seen.Add(await results.ReadAsync());
+        }
+
+        await waiter.Started.Task;
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => running);
+        await Assert.ThrowsAsync<PoisonException>(async () => await results.ReadAsync());
+
+        Assert.Equal(Enumerable.Range(0, seen.Count), seen);
+        Assert.IsAssignableFrom<OperationCanceledException>(await waiter.Ended.Task);
+        Assert.IsType<PoisonException>(await writer.Ended.Task);
+        Assert.Equal(pool.Node.ProgramLabel, waiter.RanOn);
+        Assert.Equal(2, pool.FreeWorkers);
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task RunAsync_CancelledWhileALocalProcessBlocksOnANamedChannel_PoisonsItAndEndsCancelled()
     {
         await using PoolSystem system = await PoolSystem.StartAsync();
@@ -193,6 +225,55 @@ public sealed class DistParallelCancellationTests
             try
             {
                 input.Read();
+            }
+            catch (Exception e)
+            {
+                Ended.TrySetResult(e);
+                throw;
+            }
+        }
+    }
+
+    /// <summary>Awaits a delay that only its token ends.</summary>
+    private sealed class AsyncTokenWaiter : IAsyncCSPProcess
+    {
+        public TaskCompletionSource Started { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public TaskCompletionSource<Exception> Ended { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public string? RanOn { get; private set; }
+
+        public async Task RunAsync(CancellationToken cancellationToken)
+        {
+            RanOn = CspManager.Node.ProgramLabel;
+            Started.TrySetResult();
+            try
+            {
+                await Task.Delay(System.Threading.Timeout.Infinite, cancellationToken);
+            }
+            catch (Exception e)
+            {
+                Ended.TrySetResult(e);
+                throw;
+            }
+        }
+    }
+
+    /// <summary>Writes 0, 1, 2, ... with WriteAsync to a named Any2One until its write fails.</summary>
+    private sealed class AsyncEndlessWriter(string name) : IAsyncCSPProcess
+    {
+        public TaskCompletionSource<Exception> Ended { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public async Task RunAsync(CancellationToken cancellationToken)
+        {
+            IChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
+            try
+            {
+                for (int i = 0; ; i++)
+                {
+                    // Not the token: a write the token cancels is exact too, but this one is ended by poison.
+                    await output.WriteAsync(i, CancellationToken.None);
+                }
             }
             catch (Exception e)
             {
