@@ -158,6 +158,7 @@ internal sealed partial class HomeSession
                 if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
                 {
                     detached.Detach();
+                    detached.Release();
                     CancelOperationsOn(frame.Detach.Handle);
                 }
 
@@ -246,7 +247,7 @@ internal sealed partial class HomeSession
                 throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
             }
 
-            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer);
+            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer, _node.Options.MaxEndsPerName);
             if (_grantsCredits)
             {
                 uint handle = attach.Handle;
@@ -290,6 +291,7 @@ internal sealed partial class HomeSession
             _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
         }
 
+        long before = assembler.Length;
         if (!assembler.TryAdd(chunk.Data, frame.TakeRented()))
         {
             // Dropped at once so a flood of chunks cannot fill this program's memory; the Write that
@@ -297,7 +299,11 @@ internal sealed partial class HomeSession
             _chunks.Remove(chunk.OpId);
             assembler.Release();
             _oversized.Add(chunk.OpId);
+            _assemblyBytes -= before;
+            return;
         }
+
+        AddAssemblyBytes(assembler.Length - before);
     }
 
     /// <summary>
@@ -316,6 +322,7 @@ internal sealed partial class HomeSession
         }
 
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
+        _assemblyBytes -= chunks?.Length ?? 0;
         Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
         try
         {
@@ -339,7 +346,7 @@ internal sealed partial class HomeSession
             }
 
             var value = ValueAssembler.Complete(chunks, write.Data);
-            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity);
+            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity, heldBytes: value.Length);
             activity = null; // ended with the operation
         }
         finally
@@ -381,21 +388,35 @@ internal sealed partial class HomeSession
             return new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane.");
         }
 
-        Task<OpResult> written;
+        long held = payload.Length;
+        if (!TryHoldBytes(held))
+        {
+            payload.Return();
+            return HeldBytesRefused(held);
+        }
+
         try
         {
-            // WriteAsync decodes the value before it returns: the array goes back at once.
-            written = end.WriteAsync(new System.Buffers.ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+            Task<OpResult> written;
+            try
+            {
+                // WriteAsync decodes the value before it returns: the array goes back at once.
+                written = end.WriteAsync(new System.Buffers.ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+            }
+            finally
+            {
+                payload.Return();
+            }
+
+            return await written.ConfigureAwait(false);
         }
         finally
         {
-            payload.Return();
+            ReleaseBytes(held);
         }
-
-        return await written.ConfigureAwait(false);
     }
 
-    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null)
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null, long heldBytes = 0)
     {
         RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
@@ -405,10 +426,24 @@ internal sealed partial class HomeSession
             return;
         }
 
+        if (RefusedOverOperations(opId))
+        {
+            RemoteTracing.Stop(activity, "too many operations");
+            return;
+        }
+
+        if (heldBytes > 0 && !TryHoldBytes(heldBytes))
+        {
+            Complete(opId, HeldBytesRefused(heldBytes));
+            RemoteTracing.Stop(activity, "too many bytes");
+            return;
+        }
+
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
         _running[opId] = new RunningOp(handle, cts, settled);
-        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity);
+        Interlocked.Increment(ref _runningCount);
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity, heldBytes);
     }
 
     /// <summary>
@@ -455,15 +490,17 @@ internal sealed partial class HomeSession
         }
     }
 
-    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity)
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity, long heldBytes)
     {
         OpResult result = await operation.ConfigureAwait(false);
+        ReleaseBytes(heldBytes);
         RemoteTracing.Stop(activity, result.Outcome == Outcome.Ok ? null : result.Outcome.ToString());
 
         // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
         // client learns the truth from this Completed. The source is not disposed: a Cancel frame
         // may be cancelling it right now, and it holds no timer or registration by then.
         _running.TryRemove(opId, out _);
+        Interlocked.Decrement(ref _runningCount);
         GC.KeepAlive(cts);
         Complete(opId, result);
     }
@@ -506,6 +543,7 @@ internal sealed partial class HomeSession
         }
 
         _chunks.Clear();
+        _assemblyBytes = 0;
 
         foreach (RunningOp running in _running.Values)
         {
@@ -525,6 +563,8 @@ internal sealed partial class HomeSession
             {
                 end.Detach();
             }
+
+            end.Release();
         }
 
         if (lost)
