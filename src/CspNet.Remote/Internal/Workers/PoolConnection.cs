@@ -138,7 +138,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         catch (RpcException e) when (e.StatusCode == StatusCode.Unauthenticated)
         {
             await connection.DisposeAsync().ConfigureAwait(false);
-            throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused this program: {e.Status.Detail}", e);
+            throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused the program '{label}': {e.Status.Detail}", e);
         }
         catch (Exception e) when (e is RpcException or HttpRequestException && FailedHandshake(e) && !cancellationToken.IsCancellationRequested)
         {
