@@ -169,7 +169,35 @@ public sealed partial class CspNode : IAsyncDisposable
 
     private readonly record struct EndRequest(string Name, NameKind Kind, bool Creates, string ValueType, Role Role, bool Local, int BufferCapacity);
 
-    private async ValueTask<TEnd> GetAsync<TEnd>(
+    private ValueTask<TEnd> GetAsync<TEnd>(
+        EndRequest request,
+        Func<Home> create,
+        Func<Home, TEnd> localEnd,
+        Func<PeerLink, uint, TEnd> remoteEnd,
+        CancellationToken cancellationToken) =>
+        ProcessCancellation.Current is { } cancellation
+            ? GetForProcessAsync(request, create, localEnd, remoteEnd, cancellation, cancellationToken)
+            : GetCoreAsync(request, create, localEnd, remoteEnd, cancellationToken);
+
+    /// <summary>
+    /// A getter called by a process of a <see cref="DistParallel"/>: cancelling the run stops its
+    /// wait, and poisons the end it got (docs/WORKERPOOL.md, Cancelling a run).
+    /// </summary>
+    private async ValueTask<TEnd> GetForProcessAsync<TEnd>(
+        EndRequest request,
+        Func<Home> create,
+        Func<Home, TEnd> localEnd,
+        Func<PeerLink, uint, TEnd> remoteEnd,
+        ProcessCancellation cancellation,
+        CancellationToken cancellationToken)
+    {
+        using var either = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, cancellation.Token);
+        TEnd end = await GetCoreAsync(request, create, localEnd, remoteEnd, either.Token).ConfigureAwait(false);
+        cancellation.Track(end as IPoisonable);
+        return end;
+    }
+
+    private async ValueTask<TEnd> GetCoreAsync<TEnd>(
         EndRequest request,
         Func<Home> create,
         Func<Home, TEnd> localEnd,

@@ -76,6 +76,27 @@ public sealed partial class DistParallel
         _node = node;
     }
 
+    /// <summary>
+    /// Creates a distributed parallel of async processes: each gets its run's cancellation token as
+    /// <see cref="IAsyncCSPProcess.RunAsync"/>'s argument (see <see cref="RunAsync"/>). Each runs on
+    /// a thread of its own, remote or local, that waits for its task.
+    /// </summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <param name="node">The node whose NameServer lists the pools, and whose named constructs local processes use; null: <c>CspManager</c>'s.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(IAsyncCSPProcess[] processes, CspNode? node)
+        : this(AsThreadProcesses(processes), node)
+    {
+    }
+
+    /// <summary>Creates a distributed parallel of async processes, using <c>CspManager</c>'s node; see <see cref="DistParallel(IAsyncCSPProcess[], CspNode?)"/>.</summary>
+    /// <param name="processes">The processes to run once each; none may be null.</param>
+    /// <exception cref="ArgumentException">A process is null.</exception>
+    public DistParallel(IAsyncCSPProcess[] processes)
+        : this(processes, null)
+    {
+    }
+
     /// <summary>How many processes of the last run ran on remote workers.</summary>
     public int RanRemotely { get; private set; }
 
@@ -114,6 +135,33 @@ public sealed partial class DistParallel
         }
     } = 32;
 
+    /// <summary>
+    /// The longest a cancelled <see cref="RunAsync"/> waits for its processes to end after
+    /// cancelling them, before it ends with <see cref="OperationCanceledException"/> anyway. A
+    /// process still running then ignores its token and touches no named construct: it runs on to
+    /// its end (a thread cannot be stopped from outside), and its pool worker comes back then. At
+    /// least 1 ms. Default 10 seconds.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">Set to zero or less.</exception>
+    public TimeSpan CancelTimeout
+    {
+        get;
+        set
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(value, TimeSpan.FromMilliseconds(1));
+            field = value;
+        }
+    } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// The cancellation token of the <see cref="DistParallel"/> process running on the calling
+    /// thread, remote or local: cancelled when the run that started it is cancelled
+    /// (<see cref="RunAsync"/>'s token). <see cref="CancellationToken.None"/> outside such a process.
+    /// A process that computes long between channel operations watches it; one blocked on a named
+    /// channel is ended by poison instead.
+    /// </summary>
+    public static CancellationToken ProcessCancellationToken => ProcessCancellation.Current?.Token ?? CancellationToken.None;
+
     /// <summary>Where the run logs (pools used, lost, refused). Default: the node's logger factory, else nowhere.</summary>
     public ILoggerFactory? LoggerFactory { get; set; }
 
@@ -134,8 +182,12 @@ public sealed partial class DistParallel
 
     /// <summary>Runs every process once, without holding a thread while they run.</summary>
     /// <param name="cancellationToken">
-    /// Stops waiting: the task ends with <see cref="OperationCanceledException"/>. Processes that
-    /// have started cannot be interrupted (Run() blocks) and run to their end; those not started yet do not start.
+    /// Cancels the run. Processes not started yet never start. Each running process, remote or
+    /// local, is cancelled: its <see cref="ProcessCancellationToken"/> is cancelled, and every named
+    /// channel end, barrier and bucket it got (on its own thread) is poisoned, so a process blocked
+    /// on one ends with <see cref="PoisonException"/>. The task then ends with
+    /// <see cref="OperationCanceledException"/> once every process has ended, or after
+    /// <see cref="CancelTimeout"/> at the latest (docs/WORKERPOOL.md, Cancelling a run).
     /// </param>
     /// <returns>A task that completes when every process has ended; it faults with an <see cref="AggregateException"/> holding the processes' exceptions.</returns>
     public async Task RunAsync(CancellationToken cancellationToken = default)
@@ -145,6 +197,7 @@ public sealed partial class DistParallel
         ILogger logger = (LoggerFactory ?? node?.Options.LoggerFactory ?? NullLoggerFactory.Instance).CreateLogger<DistParallel>();
         var connections = new List<PoolConnection>();
         var remote = new (PoolConnection Connection, ShippedProcess Job)?[_processes.Length];
+        var cancellations = new ProcessCancellation[_processes.Length];
         try
         {
             int assigned = 0;
@@ -161,13 +214,23 @@ public sealed partial class DistParallel
             var runs = new Task<(Exception? Error, bool Remote)>[_processes.Length];
             for (int i = 0; i < _processes.Length; i++)
             {
-                runs[i] = remote[i] is { } placed
-                    ? RunRemoteAsync(_processes[i], placed.Connection, placed.Job, node, logger)
-                    : RunLocalAsync(_processes[i], node);
+                cancellations[i] = new ProcessCancellation();
+                runs[i] = RunOneAsync(_processes[i], remote[i], node, cancellations[i], logger);
             }
 
             LogPlaced(logger, _processes.Length, assigned, connections.Count);
-            (Exception? Error, bool Remote)[] results = await Task.WhenAll(runs).WaitAsync(cancellationToken).ConfigureAwait(false);
+            Task<(Exception? Error, bool Remote)[]> all = Task.WhenAll(runs);
+            (Exception? Error, bool Remote)[] results;
+            try
+            {
+                results = await all.WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                await CancelProcessesAsync(all, connections, cancellations, logger).ConfigureAwait(false);
+                throw;
+            }
+
             var errors = new List<Exception>();
             int ranRemotely = 0;
             foreach ((Exception? error, bool ranRemote) in results)
@@ -197,6 +260,36 @@ public sealed partial class DistParallel
 
                 await connection.DisposeAsync().ConfigureAwait(false);
             }
+        }
+    }
+
+    /// <summary>
+    /// Cancels every process of a run (the local ones here, the remote ones by their pools) and
+    /// waits for them to end, at most <see cref="CancelTimeout"/>.
+    /// </summary>
+    private async Task CancelProcessesAsync(Task all, List<PoolConnection> connections, ProcessCancellation[] cancellations, ILogger logger)
+    {
+        foreach (ProcessCancellation? cancellation in cancellations)
+        {
+            cancellation?.Cancel();
+        }
+
+        var asking = new Task[connections.Count];
+        for (int i = 0; i < asking.Length; i++)
+        {
+            asking[i] = connections[i].CancelAsync();
+        }
+
+        await Task.WhenAll(asking).ConfigureAwait(false);
+        try
+        {
+            await all.WaitAsync(CancelTimeout).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+        catch (TimeoutException)
+        {
+            // A process that ignores its token and touches no named construct cannot be stopped from
+            // outside: its thread runs on (and a pool's worker stays busy) until it returns.
+            LogNotEnded(logger, CancelTimeout);
         }
     }
 
@@ -292,6 +385,19 @@ public sealed partial class DistParallel
         }
     }
 
+    private static ICSPProcess[] AsThreadProcesses(IAsyncCSPProcess[] processes)
+    {
+        ArgumentNullException.ThrowIfNull(processes);
+        var wrapped = new ICSPProcess[processes.Length];
+        for (int i = 0; i < processes.Length; i++)
+        {
+            // A null stays null: the main constructor names it.
+            wrapped[i] = processes[i] is { } process ? new AsyncProcessRunner(process) : null!;
+        }
+
+        return wrapped;
+    }
+
     private ShippedProcess[] Pack()
     {
         // Every process is packed before any runs: a process that cannot travel is a mistake to
@@ -299,30 +405,48 @@ public sealed partial class DistParallel
         var jobs = new ShippedProcess[_processes.Length];
         for (int i = 0; i < jobs.Length; i++)
         {
-            jobs[i] = Shipper.Pack(_processes[i]);
+            jobs[i] = Shipper.Pack(AsyncProcessRunner.Shipped(_processes[i]));
         }
 
         return jobs;
     }
 
-    private static async Task<(Exception? Error, bool Remote)> RunRemoteAsync(ICSPProcess process, PoolConnection connection, ShippedProcess job, CspNode? node, ILogger logger)
+    private static async Task<(Exception? Error, bool Remote)> RunOneAsync(
+        ICSPProcess process, (PoolConnection Connection, ShippedProcess Job)? placed, CspNode? node, ProcessCancellation cancellation, ILogger logger)
     {
-        JobResult result = await connection.RunAsync(job).ConfigureAwait(false);
-        if (result.End == JobEnd.LostBeforeStart)
+        try
         {
-            // Never started, so it had no effects: running it here keeps the run's promise.
-            LogRerun(logger, job.TypeName, connection.Pool.Name);
-            return await RunLocalAsync(process, node).ConfigureAwait(false);
-        }
+            if (placed is not { } remote)
+            {
+                return await RunLocalAsync(process, node, cancellation).ConfigureAwait(false);
+            }
 
-        return (result.Error, true);
+            JobResult result = await remote.Connection.RunAsync(remote.Job).ConfigureAwait(false);
+            if (result.End == JobEnd.LostBeforeStart)
+            {
+                // Never started, so it had no effects: running it here keeps the run's promise.
+                LogRerun(logger, remote.Job.TypeName, remote.Connection.Pool.Name);
+                return await RunLocalAsync(process, node, cancellation).ConfigureAwait(false);
+            }
+
+            return (result.Error, true);
+        }
+        finally
+        {
+            cancellation.Dispose();
+        }
     }
 
-    private static async Task<(Exception? Error, bool Remote)> RunLocalAsync(ICSPProcess process, CspNode? node)
+    private static async Task<(Exception? Error, bool Remote)> RunLocalAsync(ICSPProcess process, CspNode? node, ProcessCancellation cancellation)
     {
+        if (cancellation.IsCancelled)
+        {
+            return (new OperationCanceledException("The run was cancelled before this process started."), false);
+        }
+
         // The node is made ambient only when it is not the program's own (a node of a test or sample).
         CspNode? ambient = node is not null && !ReferenceEquals(node, CspManager.CurrentOrNull) ? node : null;
-        Exception? error = await ProcessThread.Start(process.Run, ambient, "cspnet-distparallel " + process.GetType().Name).ConfigureAwait(false);
+        Exception? error = await ProcessThread.Start(process.Run, ambient, cancellation, "cspnet-distparallel " + AsyncProcessRunner.Shipped(process).GetType().Name).ConfigureAwait(false);
         return (error, false);
     }
 
@@ -331,6 +455,9 @@ public sealed partial class DistParallel
 
     [LoggerMessage(142, LogLevel.Debug, "The worker pool '{Pool}' did not grant workers within the run's reserve budget, or was no longer needed")]
     private static partial void LogNotInBudget(ILogger logger, string pool);
+
+    [LoggerMessage(143, LogLevel.Warning, "A cancelled DistParallel stopped waiting for its processes after {Timeout}: some ignore their cancellation token and touch no named channel; their threads (and pool workers) stay busy until they return")]
+    private static partial void LogNotEnded(ILogger logger, TimeSpan timeout);
 
     [LoggerMessage(141, LogLevel.Warning, "The worker pool '{Pool}' was lost before a {Type} started there; running it locally")]
     private static partial void LogRerun(ILogger logger, string type, string pool);

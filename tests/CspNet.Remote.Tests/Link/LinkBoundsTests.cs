@@ -117,6 +117,7 @@ public sealed class LinkBoundsTests
 
         // A Detach gives a place back, and so does a stream that ends.
         await first.SendAsync(new Proto.ClientFrame { Detach = new Proto.Detach { Handle = 1 } });
+        await first.AttachAsync(9, "nowhere", "Any2Any", "int32", Proto.Role.Reader); // answered after the Detach: it has been done
         Assert.Equal(StatusCode.OK, (StatusCode)(await second.AttachAsync(2, "work", "Any2Any", "int32", Proto.Role.Reader)).Status);
         Assert.Equal(StatusCode.ResourceExhausted, (StatusCode)(await second.AttachAsync(3, "work", "Any2Any", "int32", Proto.Role.Reader)).Status);
         Assert.Equal(StatusCode.OK, await first.CloseAsync());

@@ -11,7 +11,11 @@ namespace CspNet.Remote.Tests.Named;
 /// </summary>
 public sealed class UserErrorTests
 {
-    public static TheoryData<string> Scenarios() => ["taken name", "taken name in this program", "wrong kind", "NameServer down"];
+    public static TheoryData<string> Scenarios() =>
+    [
+        "taken name", "taken name in this program", "wrong kind", "NameServer down",
+        "peer lost on write", "peer lost on read", "peer lost on bucket", "pool token wrong",
+    ];
 
     [Theory(Timeout = 30_000)]
     [MemberData(nameof(Scenarios))]
@@ -51,6 +55,53 @@ public sealed class UserErrorTests
                     break;
                 }
 
+            case "peer lost on write":
+                {
+                    CspNode node = await system.NodeAsync("writer");
+                    ChildNode reader = system.Child("read-until-poison", "One2One", "lost-write");
+                    IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("lost-write");
+                    await output.WriteAsync(1);
+                    await reader.KillAsync();
+                    error = await Record.ExceptionAsync(async () => await output.WriteAsync(2));
+                    expected = (typeof(PeerLostException), ["Writing to 'lost-write' failed", "Lost the program 'testnode-read-until-poison-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "peer lost on read":
+                {
+                    CspNode node = await system.NodeAsync("reader");
+                    ChildNode home = system.Child("hold-out", "One2Any", "lost-read");
+                    await home.ReadyAsync();
+                    AltingChannelIn<int> input = await node.GetOne2AnyInAsync<int>("lost-read");
+                    await home.KillAsync();
+                    error = await Record.ExceptionAsync(async () => await input.ReadAsync());
+                    expected = (typeof(PeerLostException), ["Reading from 'lost-read' failed", "Lost the program 'testnode-hold-out-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "peer lost on bucket":
+                {
+                    CspNode node = await system.NodeAsync("faller");
+                    ChildNode home = system.Child("bucket-fall", "lost-bucket");
+                    await home.ReadyAsync();
+                    NamedBucket bucket = await node.GetBucketAsync("lost-bucket");
+                    await home.KillAsync();
+                    error = await Record.ExceptionAsync(async () => await bucket.FlushAsync());
+                    expected = (typeof(PeerLostException), ["'lost-bucket'", "Lost the program 'testnode-bucket-fall-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "pool token wrong":
+                {
+                    await using Workers.PoolSystem pools = await Workers.PoolSystem.StartAsync();
+                    await pools.PoolAsync("guarded", 1, configure: o => o.Token = "secret");
+                    CspNode client = await pools.NodeAsync("caller", o => o.WorkerPoolToken = "wrong");
+                    var run = new DistParallel([new Nothing()], client) { Shipper = new Workers.FakeShipping() };
+                    error = await Record.ExceptionAsync(() => run.RunAsync());
+                    expected = (typeof(UnauthorizedAccessException), ["'guarded'", "'caller'", "set CspNodeOptions.WorkerPoolToken"]);
+                    break;
+                }
+
             default:
                 {
                     int closed = ClosedPort();
@@ -74,6 +125,15 @@ public sealed class UserErrorTests
 
         Assert.DoesNotContain("subchannel", error.Message, StringComparison.OrdinalIgnoreCase);
         Assert.DoesNotContain("HttpIOException", error.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("Error reading next message", error.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("StatusCode", error.Message, StringComparison.Ordinal);
+    }
+
+    private sealed class Nothing : ICSPProcess
+    {
+        public void Run()
+        {
+        }
     }
 
     private static int ClosedPort()

@@ -102,6 +102,29 @@ public sealed class DistParallelTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task RunAsync_AsyncProcessesOnAPool_RunRemotelyAndWriteEveryValue()
+    {
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        WorkerPoolHost pool = await system.PoolAsync("pool", 2);
+        CspNode client = await system.NodeAsync("client");
+        string name = "async-sums-" + Guid.NewGuid().ToString("N");
+        AltingChannelIn<int> sums = await client.GetAny2OneInAsync<int>(name);
+        var run = new DistParallel([new AsyncCounter(name, 100), new AsyncCounter(name, 50)], client) { Shipper = new FakeShipping() };
+
+        Task running = run.RunAsync();
+        int total = 0;
+        for (int i = 0; i < 150; i++)
+        {
+            total += await sums.ReadAsync();
+        }
+
+        await running;
+
+        Assert.Equal(2, run.RanRemotely);
+        Assert.Equal(4950 + 1225, total);
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task RunAsync_TamperedImage_ProcessRefusedWithHashMismatchAndNotRun()
     {
         await using PoolSystem system = await PoolSystem.StartAsync();
@@ -214,6 +237,19 @@ public sealed class DistParallelTests
         var e = Assert.Throws<ArgumentException>(options.Validate);
 
         Assert.Contains("Token", e.Message, StringComparison.Ordinal);
+    }
+
+    /// <summary>Writes 0..count-1 with WriteAsync to a named Any2One.</summary>
+    private sealed class AsyncCounter(string name, int count) : IAsyncCSPProcess
+    {
+        public async Task RunAsync(CancellationToken cancellationToken)
+        {
+            IChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
+            for (int i = 0; i < count; i++)
+            {
+                await output.WriteAsync(i, cancellationToken);
+            }
+        }
     }
 
     private sealed class Counter : ICSPProcess

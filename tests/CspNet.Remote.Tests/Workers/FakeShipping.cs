@@ -13,7 +13,7 @@ namespace CspNet.Remote.Tests.Workers;
 /// </summary>
 internal sealed class FakeShipping : IProcessShipper
 {
-    private static readonly ConcurrentDictionary<string, ICSPProcess> Tickets = new();
+    private static readonly ConcurrentDictionary<string, object> Tickets = new();
     private static readonly byte[] Image = Encoding.UTF8.GetBytes("fake assembly image");
     internal static readonly string ImageHash = Convert.ToHexStringLower(SHA256.HashData(Image));
 
@@ -25,7 +25,7 @@ internal sealed class FakeShipping : IProcessShipper
 
     private int _imagesSent;
 
-    public ShippedProcess Pack(ICSPProcess process)
+    public ShippedProcess Pack(object process)
     {
         string ticket = Guid.NewGuid().ToString("N");
         Tickets[ticket] = process;
@@ -77,8 +77,8 @@ internal sealed class FakeShipping : IProcessShipper
         {
             Instantiating.TrySetResult();
             HoldBeforeStart?.Task.GetAwaiter().GetResult();
-            return Tickets.TryRemove(Encoding.UTF8.GetString(job.State), out ICSPProcess? process)
-                ? new ProcessLease(process, null)
+            return Tickets.TryRemove(Encoding.UTF8.GetString(job.State), out object? process)
+                ? new ProcessLease(AsyncProcessRunner.AsThreadProcess(process), null)
                 : throw new ShippingRefusedException(ShippingRefusal.MalformedState, "Unknown ticket.");
         }
 

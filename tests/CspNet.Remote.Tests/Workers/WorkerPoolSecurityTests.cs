@@ -236,7 +236,7 @@ public sealed class WorkerPoolSecurityTests
 
         public bool Tamper { get; init; }
 
-        public ShippedProcess Pack(ICSPProcess process) => Rewrite is null ? ProcessPacker.Pack(process) : Rewrite(ProcessPacker.Pack(process));
+        public ShippedProcess Pack(object process) => Rewrite is null ? ProcessPacker.Pack(process) : Rewrite(ProcessPacker.Pack(process));
 
         public byte[] ReadImage(ShippedAssembly assembly)
         {

@@ -21,6 +21,12 @@ internal readonly record struct Completion(Outcome Outcome, StatusCode Status, s
     /// <summary>Throws what a local operation would have thrown for this outcome.</summary>
     internal void ThrowIfFailed(string what, CancellationToken cancellationToken)
     {
+        if (Lost is PeerLostException lost)
+        {
+            // A new exception per operation: it names the construct, and a shared one's stack trace would be another thread's.
+            throw new PeerLostException($"{what} failed. {lost.Message}", lost);
+        }
+
         if (Lost is not null)
         {
             throw Lost;

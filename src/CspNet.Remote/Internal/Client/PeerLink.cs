@@ -70,6 +70,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// <summary>The home's incarnation, from its Hello: a new run of that program has another.</summary>
     internal string PeerIncarnation { get; private set; } = string.Empty;
 
+    /// <summary>The other program's label (CspNodeOptions.ProgramLabel), for messages; empty until it has said hello.</summary>
+    internal string PeerProgram { get; private set; } = string.Empty;
+
     internal bool IsFailed => _failure is not null;
 
     internal static async Task<PeerLink> ConnectAsync(ILinkNode node, string host, int port, CancellationToken cancellationToken)
@@ -82,6 +85,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         {
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
             link.PeerIncarnation = hello.Incarnation;
+            link.PeerProgram = hello.Program;
             if (node.Options.BulkLane && hello.LanePath.Length > 0)
             {
                 // A lane that cannot be opened (the home is on another host) leaves the link alone.
@@ -93,7 +97,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         catch (TimeoutException e)
         {
             await link.DisposeAsync().ConfigureAwait(false);
-            throw new PeerLostException($"The program at {link.Target} did not answer within {node.Options.PeerTimeout.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout).", e);
+            throw new PeerLostException($"The program at {link.Target} did not answer within {node.Options.PeerTimeout.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout): check that it still runs and that this machine reaches that address, or raise PeerTimeout on a loaded machine.", e);
         }
         catch
         {
@@ -371,8 +375,8 @@ internal sealed partial class PeerLink : IAsyncDisposable
         Exception failure = _stop.IsCancellationRequested
             ? new ObjectDisposedException(nameof(CspNode), "This program has left the distributed system (CspManager.Shutdown or CspNode.DisposeAsync).")
             : new PeerLostException(
-                $"Lost the link to the program at {Target}" + (cause is null ? " (it closed the link)." : $": {Describe(cause)}") +
-                " Every operation on its channels, barriers and buckets fails from now on.",
+                $"Lost {PeerLabel}: it " + (cause is null ? "closed the link" : $"exited, was killed, or did not answer within CspNodeOptions.PeerTimeout ({_node.Options.PeerTimeout.TotalSeconds:0.#} s)") +
+                ". Every operation on the channels, barriers and buckets it hosts fails from now on: end this process as on poison, or get the name again once that program runs again. (What the transport saw is the InnerException.)",
                 cause ?? new InvalidOperationException("The link was closed."));
         if (Interlocked.CompareExchange(ref _failure, failure, null) is not null)
         {
@@ -401,7 +405,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         _out.Writer.TryComplete();
     }
 
-    private static string Describe(Exception e) => e is RpcException rpc ? $"{rpc.StatusCode}: {rpc.Status.Detail}" : e.Message;
+    private string PeerLabel => PeerProgram.Length > 0 ? $"the program '{PeerProgram}' at {Target}" : $"the program at {Target}";
 
     public async ValueTask DisposeAsync()
     {

@@ -56,6 +56,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
     private readonly Dictionary<string, ShippedAssembly> _assemblies = new(StringComparer.Ordinal);
     private Task _reader = Task.CompletedTask;
     private Exception? _lost;
+    private bool _cancelled;
     private ulong _nextId;
     private int _disposed;
 
@@ -137,7 +138,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         catch (RpcException e) when (e.StatusCode == StatusCode.Unauthenticated)
         {
             await connection.DisposeAsync().ConfigureAwait(false);
-            throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused this program: {e.Status.Detail}", e);
+            throw new UnauthorizedAccessException($"The worker pool {connection.PoolLabel} refused the program '{label}': {e.Status.Detail}", e);
         }
         catch (Exception e) when (e is RpcException or HttpRequestException && FailedHandshake(e) && !cancellationToken.IsCancellationRequested)
         {
@@ -170,6 +171,11 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             if (_lost is not null)
             {
                 return new JobResult(JobEnd.LostBeforeStart, _lost);
+            }
+
+            if (_cancelled)
+            {
+                return new JobResult(JobEnd.Refused, new OperationCanceledException("The run was cancelled before this process was sent."));
             }
 
             id = ++_nextId;
@@ -213,6 +219,32 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException)
         {
             // The stream is failing: the pool takes every worker of it back when it ends.
+        }
+    }
+
+    /// <summary>
+    /// Asks the pool to cancel every job of this stream (workerpool.proto, Cancellation); jobs not
+    /// sent yet are not sent. Each pending job still ends with its Done, or when the stream is lost.
+    /// </summary>
+    internal async Task CancelAsync()
+    {
+        lock (_lock)
+        {
+            if (_cancelled)
+            {
+                return;
+            }
+
+            _cancelled = true;
+        }
+
+        try
+        {
+            await SendAsync(new Proto.ClientFrame { Cancel = new Proto.Cancel() }).ConfigureAwait(false);
+        }
+        catch (Exception e) when (e is RpcException or InvalidOperationException or OperationCanceledException or System.IO.IOException or ObjectDisposedException)
+        {
+            // The stream is failing or over: the reading loop ends every pending job.
         }
     }
 

@@ -48,7 +48,7 @@ internal sealed partial class PoolTokenInterceptor(PoolRuntime pool) : CallerChe
         if (!NodeTransport.KeyMatches(token, presented[Scheme.Length..]))
         {
             LogRefused(pool.Logger, context.Method, context.Peer, "wrong token");
-            throw new RpcException(new Status(StatusCode.Unauthenticated, "The worker pool token is wrong."));
+            throw new RpcException(new Status(StatusCode.Unauthenticated, "The worker pool token is wrong: set CspNodeOptions.WorkerPoolToken in the calling program to the pool's token (WorkerPoolOptions.Token)."));
         }
     }
 

@@ -17,10 +17,15 @@ internal static class ProcessPacker
     /// <summary>Serializes <paramref name="process"/>'s fields and lists the assemblies it needs.</summary>
     /// <exception cref="ArgumentException">A field holds something that cannot travel (a channel end, a delegate, a type outside the allow-list); the message names the field and says what to do.</exception>
     /// <exception cref="NotSupportedException">The process's type cannot be shipped (generic, dynamic, or from an assembly without a file).</exception>
-    internal static ShippedProcess Pack(ICSPProcess process)
+    internal static ShippedProcess Pack(object process)
     {
         ArgumentNullException.ThrowIfNull(process);
         Type type = process.GetType();
+        if (process is not (ICSPProcess or IAsyncCSPProcess))
+        {
+            throw new ArgumentException($"{type} is neither an ICSPProcess nor an IAsyncCSPProcess: only processes are shipped.", nameof(process));
+        }
+
         if (type.ContainsGenericParameters || type.IsGenericType)
         {
             throw new NotSupportedException($"The process type {type} is generic; a shipped process must have a non-generic type (derive a non-generic class from it).");

@@ -9,7 +9,8 @@ internal static class ProcessThread
 {
     /// <summary>
     /// Starts <paramref name="run"/> on a new background thread whose named constructs resolve on
-    /// <paramref name="node"/> (when given); the task completes with the exception it threw, or null.
+    /// <paramref name="node"/> (when given) and whose ambient <see cref="ProcessCancellation"/> is
+    /// <paramref name="cancellation"/>; the task completes with the exception it threw, or null.
     /// </summary>
     /// <remarks>
     /// A thread per process, not a pool thread: <c>ICSPProcess.Run</c> blocks on channels for as
@@ -17,7 +18,7 @@ internal static class ProcessThread
     /// server's and client's continuations run there). The caller's execution context is not
     /// flowed: the thread must not inherit a gRPC call's state; only the node is set.
     /// </remarks>
-    internal static Task<Exception?> Start(Action run, CspNode? node, string threadName)
+    internal static Task<Exception?> Start(Action run, CspNode? node, ProcessCancellation cancellation, string threadName)
     {
         var done = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
         var thread = new Thread(() =>
@@ -25,6 +26,7 @@ internal static class ProcessThread
             Exception? failure = null;
             try
             {
+                using ProcessCancellation.Scope cancelling = cancellation.Use();
                 if (node is null)
                 {
                     run();

@@ -42,8 +42,8 @@ internal sealed class CodeCacheStore(TimeSpan idleUnload, long maxStoreBytes) : 
 /// <summary>How a client turns processes into jobs: the seam between <see cref="DistParallel"/> and <see cref="ProcessPacker"/>.</summary>
 internal interface IProcessShipper
 {
-    /// <summary>Packs a process; throws <see cref="ArgumentException"/> when it cannot travel.</summary>
-    ShippedProcess Pack(ICSPProcess process);
+    /// <summary>Packs a process (an <see cref="ICSPProcess"/> or an <see cref="IAsyncCSPProcess"/>); throws <see cref="ArgumentException"/> when it cannot travel.</summary>
+    ShippedProcess Pack(object process);
 
     /// <summary>Reads the image of an assembly a worker asked for.</summary>
     byte[] ReadImage(ShippedAssembly assembly);
@@ -54,7 +54,7 @@ internal sealed class PackerShipper : IProcessShipper
 {
     internal static readonly PackerShipper Instance = new();
 
-    public ShippedProcess Pack(ICSPProcess process) => ProcessPacker.Pack(process);
+    public ShippedProcess Pack(object process) => ProcessPacker.Pack(process);
 
     public byte[] ReadImage(ShippedAssembly assembly) => ProcessPacker.ReadImage(assembly);
 }

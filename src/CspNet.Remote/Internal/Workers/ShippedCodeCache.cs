@@ -199,10 +199,10 @@ internal sealed class ShippedCodeCache : IDisposable
         {
             Assembly assembly = entry.Context.Shipped(job.AssemblyName)!;
             Type? type = assembly.GetType(job.TypeName, throwOnError: false);
-            if (type is null || !typeof(ICSPProcess).IsAssignableFrom(type) || type.IsAbstract || type.ContainsGenericParameters)
+            if (type is null || !(typeof(ICSPProcess).IsAssignableFrom(type) || typeof(IAsyncCSPProcess).IsAssignableFrom(type)) || type.IsAbstract || type.ContainsGenericParameters)
             {
                 throw new ShippingRefusedException(ShippingRefusal.TypeNotAllowed,
-                    $"'{job.TypeName}' is not a concrete ICSPProcess type of the shipped assembly {job.AssemblyName}.");
+                    $"'{job.TypeName}' is not a concrete ICSPProcess or IAsyncCSPProcess type of the shipped assembly {job.AssemblyName}.");
             }
 
             if (StateTypes.Check(type, entry.Context.IsShipped, type.Name) is { } problem)
@@ -210,7 +210,7 @@ internal sealed class ShippedCodeCache : IDisposable
                 throw new ShippingRefusedException(ShippingRefusal.TypeNotAllowed, problem);
             }
 
-            var process = (ICSPProcess)ProcessStateSerializer.Deserialize(type, job.State, entry.Context.IsShipped, entry.Context.Shipped);
+            ICSPProcess process = AsyncProcessRunner.AsThreadProcess(ProcessStateSerializer.Deserialize(type, job.State, entry.Context.IsShipped, entry.Context.Shipped));
             return new ProcessLease(process, () => Release(entry));
         }
         catch
@@ -364,7 +364,7 @@ internal sealed class ProcessLease : IDisposable
         _release = release;
     }
 
-    /// <summary>The process, ready to run.</summary>
+    /// <summary>The process, ready to run (an async process wrapped in an <see cref="AsyncProcessRunner"/>).</summary>
     internal ICSPProcess Process { get; }
 
     /// <inheritdoc/>
@@ -395,4 +395,7 @@ internal enum ShippingRefusal
 
     /// <summary>Images that waiting jobs need fill the store: the stream sending one more ends with RESOURCE_EXHAUSTED.</summary>
     StoreFull,
+
+    /// <summary>The client cancelled the job before it started.</summary>
+    Cancelled,
 }

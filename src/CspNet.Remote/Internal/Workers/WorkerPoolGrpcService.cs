@@ -58,6 +58,11 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
         // Images asked for on this stream and not yet received: a second job needing one waits for the same image.
         private readonly HashSet<string> _requested = new(StringComparer.Ordinal);
         private readonly List<Task> _running = [];
+
+        // The cancellations of the jobs started and not ended; worker threads' continuations remove theirs.
+        private readonly Lock _lock = new();
+        private readonly Dictionary<ulong, ProcessCancellation> _cancellations = [];
+        private bool _cancelled;
         private Task _writer = Task.CompletedTask;
         private int _unused;
         private bool _reserved;
@@ -114,6 +119,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                         break;
                     case Proto.ClientFrame.FrameOneofCase.Release:
                         OnRelease(frame.Release.Workers);
+                        break;
+                    case Proto.ClientFrame.FrameOneofCase.Cancel:
+                        OnCancel();
                         break;
                     default:
                         throw Invalid("An empty or unknown frame.");
@@ -238,6 +246,12 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             }
 
             _unused--;
+            if (IsCancelled)
+            {
+                Refuse(message.JobId, Proto.RefusalReason.Cancelled, "The client cancelled this stream's jobs before this one arrived.");
+                return;
+            }
+
             IReadOnlyList<ShippedAssembly> missing = pool.Code.Pin(job.Assemblies);
             if (missing.Count == 0)
             {
@@ -370,6 +384,46 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
             pool.Return(workers);
         }
 
+        private bool IsCancelled
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    return _cancelled;
+                }
+            }
+        }
+
+        /// <summary>Cancels every job of the stream: those waiting for images never start, those running are cancelled and their ends poisoned.</summary>
+        private void OnCancel()
+        {
+            List<ProcessCancellation> running;
+            lock (_lock)
+            {
+                if (_cancelled)
+                {
+                    return;
+                }
+
+                _cancelled = true;
+                running = [.. _cancellations.Values];
+            }
+
+            LogCancelled(pool.Logger, context.Peer, running.Count, _waiting.Count);
+            foreach ((ulong id, Waiting waiting) in _waiting)
+            {
+                Drop(waiting);
+                Refuse(id, Proto.RefusalReason.Cancelled, "The client cancelled this stream's jobs while the pool waited for their assembly images.");
+            }
+
+            _waiting.Clear();
+            foreach (ProcessCancellation cancellation in running)
+            {
+                cancellation.Cancel();
+            }
+        }
+
         /// <summary>A waiting job that will not start: counted out of the queue, its images unpinned.</summary>
         private void Drop(Waiting waiting)
         {
@@ -389,6 +443,21 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 #pragma warning disable RS0030 // Completed: a session starts jobs only after awaiting pool.Ready.
             CspNode node = pool.Ready.Result;
 #pragma warning restore RS0030
+#pragma warning disable CA2000 // Disposed by the job's continuation below, once the thread has ended.
+            var cancellation = new ProcessCancellation();
+#pragma warning restore CA2000
+            bool cancelNow;
+            lock (_lock)
+            {
+                _cancellations.Add(id, cancellation);
+                cancelNow = _cancelled;
+            }
+
+            if (cancelNow)
+            {
+                cancellation.Cancel();
+            }
+
             Task<Exception?> run = ProcessThread.Start(
                 () =>
                 {
@@ -415,6 +484,11 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                             return;
                         }
 
+                        if (cancellation.IsCancelled)
+                        {
+                            throw new RefusedJob(new ShippingRefusedException(ShippingRefusal.Cancelled, "The client cancelled the job while it was being loaded."));
+                        }
+
                         Send(new Proto.PoolFrame { Started = new Proto.Started { JobId = id } });
                         LogJobStarted(pool.Logger, id, job.TypeName, context.Peer);
 
@@ -437,10 +511,17 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
                     }
                 },
                 node,
+                cancellation,
                 "cspnet-worker " + job.TypeName);
             _running.Add(run.ContinueWith(
                 finished =>
                 {
+                    lock (_lock)
+                    {
+                        _cancellations.Remove(id);
+                    }
+
+                    cancellation.Dispose();
                     pool.Return(1);
 #pragma warning disable RS0030 // In the task's continuation: it has completed.
                     Exception? failure = finished.Result;
@@ -531,6 +612,9 @@ internal sealed partial class WorkerPoolGrpcService(PoolRuntime pool) : Proto.Wo
 
     [LoggerMessage(118, LogLevel.Warning, "The stream from {Peer} ended: {Reason}")]
     private static partial void LogExpired(ILogger logger, string peer, string reason);
+
+    [LoggerMessage(119, LogLevel.Information, "The client {Peer} cancelled its jobs: {Running} running (cancelled, their channels poisoned), {Waiting} waiting for images (not started)")]
+    private static partial void LogCancelled(ILogger logger, string peer, int running, int waiting);
 
     [LoggerMessage(116, LogLevel.Information, "The client {Peer} went away: {Message}; its running jobs run to their end")]
     private static partial void LogClientLost(ILogger logger, string peer, string message);

@@ -102,6 +102,7 @@ internal static class WorkerProtocol
         ShippingRefusal.AssemblyMissing => Proto.RefusalReason.AssemblyMissing,
         ShippingRefusal.TypeNotAllowed => Proto.RefusalReason.TypeNotAllowed,
         ShippingRefusal.MalformedState => Proto.RefusalReason.MalformedState,
+        ShippingRefusal.Cancelled => Proto.RefusalReason.Cancelled,
         _ => Proto.RefusalReason.Unspecified,
     };
 
@@ -111,6 +112,7 @@ internal static class WorkerProtocol
         Proto.RefusalReason.AssemblyMissing => "an assembly the job needs never arrived",
         Proto.RefusalReason.TypeNotAllowed => "the process type or a type in its fields is outside the worker's allow-list",
         Proto.RefusalReason.MalformedState => "the process's fields do not decode as its type",
+        Proto.RefusalReason.Cancelled => "the run was cancelled before the process started",
         _ => "an unknown reason",
     };
 }
