@@ -40,6 +40,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private Task _reader = Task.CompletedTask;
     private Task _writer = Task.CompletedTask;
     private long _nextOp;
+    private long _creditedLaneWrites;
     private int _nextHandle;
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
@@ -152,6 +153,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
             if (lane.TrySend(op.Id, bytes.WrittenMemory))
             {
                 Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Credited = true, Lane = true, Traceparent = traceparent } });
+                Interlocked.Increment(ref _creditedLaneWrites);
                 Task confirming = ConfirmCreditedOnLaneAsync(op, handle, bytes, traceparent);
                 if (!confirming.IsCompleted)
                 {
@@ -212,6 +214,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
     internal void BreakLane() => _lane?.Break();
+
+    /// <summary>How many credited values this link has sent on its bulk lane; for tests.</summary>
+    internal long CreditedLaneWrites => Interlocked.Read(ref _creditedLaneWrites);
 
     /// <summary>Whether large plain writes go on a bulk lane now.</summary>
     internal bool HasLane => _lane is { IsUsable: true };
