@@ -110,6 +110,34 @@ public sealed class BulkLaneTests
         Assert.False(((RemoteChannelOut<byte[]>)output).Link.HasLane);
     }
 
+    [LaneFact(Timeout = 60_000)]
+    public async Task DisposeAsync_NodeWithALane_RemovesItsSocketDirectory()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        string directory = Path.GetDirectoryName(host.Lanes!.SocketPath)!;
+        Assert.True(Directory.Exists(directory));
+
+        await host.DisposeAsync();
+
+        Assert.False(Directory.Exists(directory));
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task StartAsync_LaneDirectoryLeftByAProgramThatIsGone_IsRemoved()
+    {
+        // A process id no process can have: the program that made it was killed before it cleaned up.
+        string leftBehind = Path.Combine(Path.GetTempPath(), $"cspnet-lane-{int.MaxValue}-0123456789abcdef01234567");
+        Directory.CreateDirectory(leftBehind);
+        await File.WriteAllTextAsync(Path.Combine(leftBehind, "lane.sock"), string.Empty);
+
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+
+        Assert.False(Directory.Exists(leftBehind));
+        Assert.True(Directory.Exists(Path.GetDirectoryName(host.Lanes!.SocketPath)));
+    }
+
     private const int MixedCount = 120;
 
     /// <summary>The size of value <paramref name="index"/> of a mixed stream: runs of small and large ones.</summary>
