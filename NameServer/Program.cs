@@ -88,6 +88,8 @@ try
     (X509Certificate2 Certificate, X509Certificate2? Authority)? tls = TlsSettings(builder.Configuration);
     builder.WebHost.ConfigureKestrel(kestrel =>
     {
+        // Bounded like every resource a stranger could make the NameServer hold (NameServer:MaxConnections).
+        kestrel.Limits.MaxConcurrentConnections = builder.Configuration.GetValue("NameServer:MaxConnections", new NameServerOptions().MaxConnections);
         kestrel.Listen(address, port, listen =>
         {
             listen.Protocols = HttpProtocols.Http2;

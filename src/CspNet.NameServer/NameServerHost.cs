@@ -93,6 +93,7 @@ public sealed class NameServerHost : IAsyncDisposable
         ListenOptions? grpcListen = null, statusListen = null;
         builder.WebHost.UseKestrelCore().ConfigureKestrel(kestrel =>
         {
+            kestrel.Limits.MaxConcurrentConnections = options.NameServer.MaxConnections;
             kestrel.Listen(options.Address, options.Port, listen =>
             {
                 listen.Protocols = HttpProtocols.Http2;
@@ -126,6 +127,7 @@ public sealed class NameServerHost : IAsyncDisposable
             o.MaxResolveWait = settings.MaxResolveWait;
             o.MaxLeases = settings.MaxLeases;
             o.MaxNames = settings.MaxNames;
+            o.MaxConnections = settings.MaxConnections;
             o.ClusterKey = settings.ClusterKey;
         });
         builder.Services.Configure<NameServerStatusPageOptions>(o => o.Refresh = page.Refresh);

@@ -24,6 +24,14 @@ public sealed class NameServerOptions
     public int MaxNames { get; set; } = 1_000_000;
 
     /// <summary>
+    /// The most connections the NameServer's endpoint holds open at once (each program keeps one,
+    /// plus the pools and tools that call it). A connection beyond it is closed as soon as it is
+    /// accepted. Default 10,000. Applied by <see cref="NameServerHost"/> and the NameServer program;
+    /// a host of your own sets Kestrel's <c>Limits.MaxConcurrentConnections</c> itself.
+    /// </summary>
+    public int MaxConnections { get; set; } = 10_000;
+
+    /// <summary>
     /// A shared secret every program must present (CspNodeOptions.ClusterKey); calls without it are
     /// refused with UNAUTHENTICATED. Null (the default) accepts everyone: only for loopback or a
     /// trusted network. The key travels in clear text over h2c: put TLS in front on other networks.
@@ -46,5 +54,6 @@ public sealed class NameServerOptions
 
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxLeases, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(MaxNames, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(MaxConnections, 1);
     }
 }

@@ -71,6 +71,31 @@ public sealed class CspNodeOptions
     public long MaxValueSize { get; set; } = 256L << 20;
 
     /// <summary>
+    /// The most operations one peer program may have running at once on the constructs this
+    /// program hosts (blocked reads, writes, barrier syncs, selections' watches and reservations,
+    /// over its link). One beyond it fails at once with RESOURCE_EXHAUSTED, at that program, and the
+    /// link serves on. Each running operation costs this program about a kilobyte. Default 100,000.
+    /// </summary>
+    public int MaxOperationsPerLink { get; set; } = 100_000;
+
+    /// <summary>
+    /// The most bytes of values (encoded) one peer program may have held here at once: values of
+    /// its writes that wait for a reader, and values whose parts are still arriving. A write that
+    /// would go beyond it fails at once with RESOURCE_EXHAUSTED, at that program (nothing written),
+    /// and the link serves on; a program that sends parts of more than this without finishing the
+    /// values loses its link. One value up to <see cref="MaxValueSize"/> is always admitted.
+    /// Default 1 GiB.
+    /// </summary>
+    public long MaxBytesPerLink { get; set; } = 1L << 30;
+
+    /// <summary>
+    /// The most ends other programs may have attached at once to one construct this program hosts
+    /// (a named channel, barrier or bucket). One more is refused with RESOURCE_EXHAUSTED at the
+    /// getter. Default 10,000.
+    /// </summary>
+    public int MaxEndsPerName { get; set; } = 10_000;
+
+    /// <summary>
     /// A shared secret every program of the system (and the NameServer) is given; calls without it
     /// are refused with UNAUTHENTICATED. Required when <see cref="Address"/> is not a loopback
     /// address: an exposed endpoint must not serve strangers. Null (the default): this user's own
@@ -239,6 +264,11 @@ public sealed class CspNodeOptions
         if (MaxValueSize < 1)
         {
             throw new ArgumentOutOfRangeException(nameof(MaxValueSize), MaxValueSize, "CspNodeOptions.MaxValueSize must be positive.");
+        }
+
+        if (MaxOperationsPerLink < 1 || MaxBytesPerLink < 1 || MaxEndsPerName < 1)
+        {
+            throw new ArgumentOutOfRangeException(nameof(MaxOperationsPerLink), "CspNodeOptions.MaxOperationsPerLink, MaxBytesPerLink and MaxEndsPerName must be positive.");
         }
 
         var validated = (CspNodeOptions)MemberwiseClone();

@@ -5,7 +5,7 @@ using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Security;
 
-/// <summary>A program's endpoint and a pool hold at most their MaxConnections: one beyond is closed at once.</summary>
+/// <summary>A program's endpoint, a pool and a NameServer hold at most their MaxConnections: one beyond is closed at once.</summary>
 public sealed class ConnectionLimitTests
 {
     private const int Timeout = 30_000;
@@ -28,10 +28,22 @@ public sealed class ConnectionLimitTests
         Assert.True(await OneOfTwoConnectionsIsClosedAsync(pool.Uri.Port));
     }
 
+    [Fact(Timeout = Timeout)]
+    public async Task MaxConnections_OneConnectionBeyondTheNameServers_IsClosed()
+    {
+        var options = new NameServerHostOptions();
+        options.NameServer.MaxConnections = 1;
+        await using NameServerHost nameServer = await NameServerHost.StartAsync(options);
+
+        Assert.True(await OneOfTwoConnectionsIsClosedAsync(nameServer.Port));
+    }
+
     [Fact]
     public void MaxConnections_Zero_Refused()
     {
         Assert.Throws<ArgumentOutOfRangeException>(() => new WorkerPoolOptions { MaxConnections = 0 }.Validate());
+        Assert.Throws<ArgumentOutOfRangeException>(() => new NameServerOptions { MaxConnections = 0 }.Validate());
+        Assert.Throws<ArgumentOutOfRangeException>(() => new CspNodeOptions { MaxBytesPerLink = 0 }.Validated());
     }
 
     // Two idle connections to a server that takes one: the server closes the other within the

@@ -35,8 +35,13 @@ internal abstract class Home
 
     internal int BufferCapacity { get; }
 
-    /// <summary>Attaches a remote end, or throws <see cref="InvalidOperationException"/> saying why it cannot.</summary>
-    internal HomeEnd Attach(Role role, string kind, string valueType, string peer)
+    private int _attached; // remote ends attached now, bounded by CspNodeOptions.MaxEndsPerName
+
+    /// <summary>
+    /// Attaches a remote end, or throws <see cref="InvalidOperationException"/> saying why it
+    /// cannot (<see cref="RpcException"/> RESOURCE_EXHAUSTED when <paramref name="maxEnds"/> are attached).
+    /// </summary>
+    internal HomeEnd Attach(Role role, string kind, string valueType, string peer, int maxEnds)
     {
         if (kind != Kind.WireName())
         {
@@ -48,8 +53,29 @@ internal abstract class Home
             throw new InvalidOperationException($"'{Name}' carries values of type '{ValueType}', not '{valueType}'.");
         }
 
-        return AttachRole(role, peer);
+        if (Interlocked.Increment(ref _attached) > maxEnds)
+        {
+            Interlocked.Decrement(ref _attached);
+            throw new RpcException(new Status(StatusCode.ResourceExhausted, $"{maxEnds:N0} ends are attached to {Kind.WireName()} '{Name}' already (CspNodeOptions.MaxEndsPerName at its home): close ends you no longer use, or raise the limit there."));
+        }
+
+        HomeEnd end;
+        try
+        {
+            end = AttachRole(role, peer);
+        }
+        catch
+        {
+            Interlocked.Decrement(ref _attached);
+            throw;
+        }
+
+        end.BindTo(this);
+        return end;
     }
+
+    /// <summary>A remote end of this construct is gone (detached, or its program lost): its place is free.</summary>
+    internal void EndReleased() => Interlocked.Decrement(ref _attached);
 
     protected abstract HomeEnd AttachRole(Role role, string peer);
 
@@ -60,6 +86,12 @@ internal abstract class Home
 /// <summary>One remote end attached to a <see cref="Home"/>; its operations run on the home's construct.</summary>
 internal abstract class HomeEnd
 {
+    private Home? _home; // the construct whose place this end takes, until Release gives it back
+
+    internal void BindTo(Home home) => _home = home;
+
+    /// <summary>Gives the end's place on its construct back, once.</summary>
+    internal void Release() => Interlocked.Exchange(ref _home, null)?.EndReleased();
     /// <summary>
     /// Writes the value <paramref name="value"/> encodes. The bytes may live in pooled arrays that
     /// the caller returns as soon as this method returns: decode them before the first await.

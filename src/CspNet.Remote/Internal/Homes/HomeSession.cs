@@ -176,7 +176,11 @@ internal sealed partial class HomeSession
                 if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
                 {
                     // After the credited values sent before it: their slots are the end's until placed.
-                    InOrder(frame.Detach.Handle, detached, static end => end.Detach());
+                    InOrder(frame.Detach.Handle, detached, static end =>
+                    {
+                        end.Detach();
+                        end.Release();
+                    });
                     CancelOperationsOn(frame.Detach.Handle);
                 }
 
@@ -265,7 +269,7 @@ internal sealed partial class HomeSession
                 throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
             }
 
-            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer);
+            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer, _node.Options.MaxEndsPerName);
             if (_grantsCredits)
             {
                 uint handle = attach.Handle;
@@ -309,6 +313,7 @@ internal sealed partial class HomeSession
             _chunks.Add(chunk.OpId, assembler = new ValueAssembler(_node.Options.MaxValueSize));
         }
 
+        long before = assembler.Length;
         if (!assembler.TryAdd(chunk.Data, frame.TakeRented()))
         {
             // Dropped at once so a flood of chunks cannot fill this program's memory; the Write that
@@ -316,7 +321,11 @@ internal sealed partial class HomeSession
             _chunks.Remove(chunk.OpId);
             assembler.Release();
             _oversized.Add(chunk.OpId);
+            _assemblyBytes -= before;
+            return;
         }
+
+        AddAssemblyBytes(assembler.Length - before);
     }
 
     /// <summary>
@@ -335,6 +344,7 @@ internal sealed partial class HomeSession
         }
 
         _chunks.Remove(write.OpId, out ValueAssembler? chunks);
+        _assemblyBytes -= chunks?.Length ?? 0;
         Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
         try
         {
@@ -377,11 +387,11 @@ internal sealed partial class HomeSession
             if (queued)
             {
                 LanePayload copy = Copy(value);
-                Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, Task.FromResult(s.copy), 0, ct), (session: this, handle: write.Handle, copy), activity: activity);
+                Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, Task.FromResult(s.copy), 0, ct), (session: this, handle: write.Handle, copy), activity: activity, heldBytes: value.Length);
             }
             else
             {
-                Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity);
+                Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity, heldBytes: value.Length);
             }
 
             activity = null; // ended with the operation
@@ -607,21 +617,35 @@ internal sealed partial class HomeSession
             return new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane.");
         }
 
-        Task<OpResult> written;
+        long held = payload.Length;
+        if (!TryHoldBytes(held))
+        {
+            payload.Return();
+            return HeldBytesRefused(held);
+        }
+
         try
         {
-            // WriteAsync decodes the value before it returns: the array goes back at once.
-            written = end.WriteAsync(new ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+            Task<OpResult> written;
+            try
+            {
+                // WriteAsync decodes the value before it returns: the array goes back at once.
+                written = end.WriteAsync(new ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+            }
+            finally
+            {
+                payload.Return();
+            }
+
+            return await written.ConfigureAwait(false);
         }
         finally
         {
-            payload.Return();
+            ReleaseBytes(held);
         }
-
-        return await written.ConfigureAwait(false);
     }
 
-    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null)
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null, long heldBytes = 0)
     {
         RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
@@ -631,10 +655,24 @@ internal sealed partial class HomeSession
             return;
         }
 
+        if (RefusedOverOperations(opId))
+        {
+            RemoteTracing.Stop(activity, "too many operations");
+            return;
+        }
+
+        if (heldBytes > 0 && !TryHoldBytes(heldBytes))
+        {
+            Complete(opId, HeldBytesRefused(heldBytes));
+            RemoteTracing.Stop(activity, "too many bytes");
+            return;
+        }
+
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
         _running[opId] = new RunningOp(handle, cts, settled);
-        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity);
+        Interlocked.Increment(ref _runningCount);
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity, heldBytes);
     }
 
     /// <summary>
@@ -681,15 +719,17 @@ internal sealed partial class HomeSession
         }
     }
 
-    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity)
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity, long heldBytes)
     {
         OpResult result = await operation.ConfigureAwait(false);
+        ReleaseBytes(heldBytes);
         RemoteTracing.Stop(activity, result.Outcome == Outcome.Ok ? null : result.Outcome.ToString());
 
         // Removed before the answer leaves: a Cancel that arrives later finds nothing, and the
         // client learns the truth from this Completed. The source is not disposed: a Cancel frame
         // may be cancelling it right now, and it holds no timer or registration by then.
         _running.TryRemove(opId, out _);
+        Interlocked.Decrement(ref _runningCount);
         GC.KeepAlive(cts);
         Complete(opId, result);
     }
@@ -734,6 +774,7 @@ internal sealed partial class HomeSession
         }
 
         _chunks.Clear();
+        _assemblyBytes = 0;
 
         foreach (RunningOp running in _running.Values)
         {
@@ -748,11 +789,19 @@ internal sealed partial class HomeSession
             // After the credited values queued on the end: their slots are its own until then.
             if (lost)
             {
-                InOrder(handle, end, e => e.Lost(_peer));
+                InOrder(handle, end, e =>
+                {
+                    e.Lost(_peer);
+                    e.Release();
+                });
             }
             else
             {
-                InOrder(handle, end, static e => e.Detach());
+                InOrder(handle, end, static e =>
+                {
+                    e.Detach();
+                    e.Release();
+                });
             }
         }
 
