@@ -78,6 +78,13 @@ foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAME
     options.NameServerReplicas.Add(new Uri(replica));
 }
 
+if (args[1] == "write-big-seq")
+{
+    // Each value in many small chunks on the link, so that a freeze lands while one is in transfer.
+    options.ChunkSize = 16 << 10;
+    options.BulkLane = false;
+}
+
 await using CspNode node = await CspNode.StartAsync(options);
 
 string[] a = args[2..];
@@ -169,6 +176,31 @@ try
                     while (true)
                     {
                         await output.WriteAsync(written);
+                        written++;
+                    }
+                }
+                catch (Exception e) when (e is PeerLostException or PoisonException)
+                {
+                    Console.WriteLine($"done wrote {written} {e.GetType().Name}");
+                    return 0;
+                }
+            }
+
+        case "write-big-seq":
+            {
+                // write-big-seq <name> <bytes>: writes values of <bytes> bytes to a One2One, the first
+                // four the value's number 0, 1, 2, ..., until a write fails; says how many completed.
+                IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
+                int size = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                Console.WriteLine("ready");
+                int written = 0;
+                try
+                {
+                    while (true)
+                    {
+                        byte[] value = new byte[size];
+                        BitConverter.TryWriteBytes(value, written);
+                        await output.WriteAsync(value);
                         written++;
                     }
                 }

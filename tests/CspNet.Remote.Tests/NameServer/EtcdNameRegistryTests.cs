@@ -257,6 +257,31 @@ public sealed class EtcdNameRegistryTests(EtcdFixture fixture) : IClassFixture<E
         Assert.Equal(producer.PublicIncarnation, (await registry.ResolveAsync("more", TimeSpan.Zero))?.Incarnation);
     }
 
+    [RegistryFact(Timeout = 60000)]
+    public async Task NameServerRestart_OnEtcd_OwnerKeepsItsNameAndASquatterIsRefused()
+    {
+        EtcdProcess etcd = await fixture.GetAsync();
+        string prefix = NewPrefix();
+        WebApplication first = await StartEtcdNameServerAsync(etcd, prefix);
+        await using var owner = new CspNet.Remote.Internal.Naming.NameServerClient(new Uri(first.Urls.First()), new LinkEndpoint("127.0.0.1", 7001), "owner", new CspNet.Remote.Internal.Naming.NameServerClientOptions { InitialBackoff = TimeSpan.FromMilliseconds(10) });
+        await owner.StartAsync(CancellationToken.None);
+        await owner.RegisterAsync(new NameEntry { Name = "numbers", Kind = NameKind.One2One, ValueType = "int32" }, returnExisting: false, CancellationToken.None);
+        var lost = new List<string>();
+        owner.NameLost += (name, _) => lost.Add(name);
+
+        // The NameServer restarts (here: another process on the same table) and a squatter comes first.
+        await first.StopAsync();
+        await first.DisposeAsync();
+        await using WebApplication second = await StartEtcdNameServerAsync(etcd, prefix);
+        await using var squatter = new CspNet.Remote.Internal.Naming.NameServerClient(new Uri(second.Urls.First()), new LinkEndpoint("127.0.0.1", 7999), "squatter", new CspNet.Remote.Internal.Naming.NameServerClientOptions());
+        await squatter.StartAsync(CancellationToken.None);
+        await Assert.ThrowsAsync<NameAlreadyRegisteredException>(() => squatter.RegisterAsync(new NameEntry { Name = "numbers", Kind = NameKind.One2One, ValueType = "int32" }, returnExisting: false, CancellationToken.None));
+
+        INameRegistry registry = second.Services.GetRequiredService<INameRegistry>();
+        Assert.Equal(owner.PublicIncarnation, (await registry.ResolveAsync("numbers", TimeSpan.Zero))?.Incarnation);
+        Assert.Empty(lost);
+    }
+
     /// <summary>A NameServer as the program composes it with <c>--registry etcd</c>, on 127.0.0.1 and a free port.</summary>
     private static async Task<WebApplication> StartEtcdNameServerAsync(EtcdProcess etcd, string prefix)
     {

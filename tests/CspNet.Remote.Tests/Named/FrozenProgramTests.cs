@@ -4,8 +4,8 @@ using System.Globalization;
 namespace CspNet.Remote.Tests.Named;
 
 /// <summary>
-/// A program frozen with SIGSTOP (a stopped debugger, a swapped-out VM) mid-write or mid-select
-/// is a lost program within about the peer timeout for the program waiting on it; once it
+/// A program frozen with SIGSTOP (a stopped debugger, a swapped-out VM) mid-write, mid-chunk or
+/// mid-select is a lost program within about the peer timeout for the program waiting on it; once it
 /// continues (SIGCONT) it learns that it was lost, and between the two sides no value was lost or
 /// duplicated: the reader got exactly the values whose writes completed, plus at most the one
 /// whose answer the freeze swallowed.
@@ -75,6 +75,58 @@ public sealed class FrozenProgramTests
         int written = int.Parse(words[2], CultureInfo.InvariantCulture);
         Assert.Equal("PeerLostException", words[3]);
         Assert.InRange(read - written, 0, 1);
+    }
+
+    [Fact(Timeout = Timeout)]
+    public async Task FrozenWriterProgram_MidChunk_ReaderHereLosesItAndGetsNoPartOfTheValueInTransfer()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        // 4 MiB values in 16 KiB chunks, written back to back: the writer spends nearly all its time
+        // sending chunks, so the freeze lands with a value partly sent.
+        const int Size = 4 << 20;
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode node = await system.NodeAsync("reader");
+        AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync<byte[]>("frozen-big");
+        ChildNode writer = system.Child("write-big-seq", "frozen-big", Size.ToString(CultureInfo.InvariantCulture));
+
+        int read = 0;
+        async Task ReadNextAsync()
+        {
+            byte[] value = await input.ReadAsync();
+            Assert.Equal((Size, read), (value.Length, BitConverter.ToInt32(value)));
+            read++;
+        }
+
+        while (read < 5)
+        {
+            await ReadNextAsync();
+        }
+
+        Signal("STOP", writer.Id);
+        var frozen = Stopwatch.StartNew();
+        try
+        {
+            while (true)
+            {
+                await ReadNextAsync();
+            }
+        }
+        catch (PeerLostException)
+        {
+        }
+
+        TimeSpan noticed = frozen.Elapsed;
+        Signal("CONT", writer.Id);
+        string done = await writer.WaitForAsync("done");
+
+        Assert.True(noticed < Bound, $"The frozen writer was noticed after {noticed} (bound {Bound}).");
+        string[] words = done.Split(' ');
+        Assert.Equal("PeerLostException", words[3]);
+        Assert.InRange(read - int.Parse(words[2], CultureInfo.InvariantCulture), 0, 1);
     }
 
     [Fact(Timeout = Timeout)]
