@@ -8,7 +8,7 @@ using Microsoft.AspNetCore.Builder;
 namespace CspNet.Remote.Benchmarks;
 
 /// <summary>
-/// <c>crossproc [--warmup SECONDS] [--rounds N] [--round SECONDS]</c>: the writer and the reader as
+/// <c>crossproc [--warmup SECONDS] [--rounds N] [--round SECONDS] [--only sync|stream]</c>: the writer and the reader as
 /// separate OS programs, as users run them. This program is the writer; for each transport it
 /// starts a reader program (this executable with <c>crossproc-serve KIND</c>, the large-value GC
 /// settings of <see cref="RemoteBenchmarkConfig.LargeValueGc"/> in its environment) and connects to
@@ -17,7 +17,7 @@ namespace CspNet.Remote.Benchmarks;
 /// <item><c>named</c>: the reader program runs a NameServer and a CspNode that hosts, per size, an
 /// unbuffered One2One <c>byte[]</c> for each of two writers (a reader loop takes every value; one
 /// writer uses the bulk lane, the other has <see cref="CspNodeOptions.BulkLane"/> off) and one with a
-/// <see cref="FifoBuffer{T}"/> of <see cref="NamedThroughput.BufferCapacity"/> values (a reader
+/// <see cref="FifoBuffer{T}"/> of <see cref="NamedThroughput.BufferCapacity"/> values for each writer (a reader
 /// answers each burst of <see cref="NamedThroughput.Burst"/> with one value on a channel homed in
 /// the writer program).</item>
 /// <item><c>tcp</c>: <see cref="RawTcp.ServeAsync"/> on an accepted connection.</item>
@@ -52,8 +52,10 @@ internal static class CrossProcess
 
         double warmup = Option(args, "--warmup", 3), round = Option(args, "--round", 1);
         int rounds = (int)Option(args, "--rounds", 5);
-        var sync = SyncSizes.ToDictionary(size => size, _ => new Dictionary<string, double>());
-        var stream = StreamSizes.ToDictionary(size => size, _ => new Dictionary<string, double>());
+        int only = Array.IndexOf(args, "--only");
+        string part = only >= 0 && only + 1 < args.Length ? args[only + 1] : "all";
+        var sync = (part == "stream" ? [] : SyncSizes).ToDictionary(size => size, _ => new Dictionary<string, double>());
+        var stream = (part == "sync" ? [] : StreamSizes).ToDictionary(size => size, _ => new Dictionary<string, double>());
 
         await using (Reader named = Reader.Start("named"))
         await using (Reader tcp = Reader.Start("tcp"))
@@ -67,7 +69,7 @@ internal static class CrossProcess
             await using RawGrpc rawGrpc = RawGrpc.Connect(await grpc.ReadyAsync());
             AltingChannelIn<byte[]> done = await writer.GetOne2OneInAsync<byte[]>("crossproc/done");
 
-            foreach (int size in SyncSizes)
+            foreach (int size in sync.Keys)
             {
                 byte[] value = NewValue(size);
                 IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
@@ -94,10 +96,11 @@ internal static class CrossProcess
                 }
             }
 
-            foreach (int size in StreamSizes)
+            foreach (int size in stream.Keys)
             {
                 byte[] value = NewValue(size);
                 IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture));
+                IChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/buffered-link-only/" + size.ToString(CultureInfo.InvariantCulture));
                 int burst = NamedThroughput.Burst;
                 (string, Func<Task>)[] cases =
                 [
@@ -106,6 +109,15 @@ internal static class CrossProcess
                         for (int i = 0; i < burst; i++)
                         {
                             await output.WriteAsync(value);
+                        }
+
+                        _ = await done.ReadAsync();
+                    }),
+                    ("named stream, lane off", async () =>
+                    {
+                        for (int i = 0; i < burst; i++)
+                        {
+                            await linkOnly.WriteAsync(value);
                         }
 
                         _ = await done.ReadAsync();
@@ -149,12 +161,12 @@ internal static class CrossProcess
         }
 
         Console.WriteLine();
-        Console.WriteLine("| value | named buffered stream | raw TCP stream | raw gRPC stream | named / raw TCP | named / raw gRPC |");
-        Console.WriteLine("|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| value | named buffered stream | named stream, lane off | raw TCP stream | raw gRPC stream | named / raw TCP | named / raw gRPC | lane on / off |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in stream)
         {
-            double named = row["named buffered stream"], tcp = row["raw TCP stream"], grpc = row["raw gRPC stream"];
-            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N0} MB/s | {tcp:N0} MB/s | {grpc:N0} MB/s | {named / tcp:F2}x | {named / grpc:F2}x |"));
+            double named = row["named buffered stream"], linkOnly = row["named stream, lane off"], tcp = row["raw TCP stream"], grpc = row["raw gRPC stream"];
+            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N0} MB/s | {linkOnly:N0} MB/s | {tcp:N0} MB/s | {grpc:N0} MB/s | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
         }
 
         return 0;
@@ -187,8 +199,12 @@ internal static class CrossProcess
                     var done = new Lazy<Task<IChannelOut<byte[]>>>(() => home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop.Token).AsTask());
                     foreach (int size in StreamSizes)
                     {
-                        AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(NamedThroughput.BufferCapacity));
-                        readers.Add(AnswerBurstsAsync(done, input, stop.Token));
+                        // Only one stream runs at a time: the readers share the one writing end of "crossproc/done".
+                        foreach (string prefix in new[] { "crossproc/buffered/", "crossproc/buffered-link-only/" })
+                        {
+                            AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync(prefix + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(NamedThroughput.BufferCapacity));
+                            readers.Add(AnswerBurstsAsync(done, input, stop.Token));
+                        }
                     }
 
                     Console.WriteLine(ReadyPrefix + nameServer.Uri);

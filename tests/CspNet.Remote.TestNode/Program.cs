@@ -63,6 +63,9 @@ var options = new CspNodeOptions
     ProgramLabel = $"testnode-{args[1]}-{Environment.ProcessId}",
     Address = Environment.GetEnvironmentVariable("CSPNET_TEST_ADDRESS") ?? "127.0.0.1",
     ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
+
+    // As the test run it serves: CSPNET_BULK_LANE=off runs every remote test with the lane off.
+    BulkLane = !string.Equals(Environment.GetEnvironmentVariable("CSPNET_BULK_LANE"), "off", StringComparison.OrdinalIgnoreCase),
 };
 if (Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE") is { } certificate)
 {

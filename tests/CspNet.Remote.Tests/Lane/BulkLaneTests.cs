@@ -73,6 +73,108 @@ public sealed class BulkLaneTests
     }
 
     [LaneFact(Timeout = 60_000)]
+    public async Task Write_BufferedStreamOfSmallAndLargeValues_EveryValueArrivesOnceInOrder()
+    {
+        // Credited values at or above the threshold go on the lane, smaller ones on the link: the
+        // home must still hand them to the channel in the order written.
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("mixed-stream", new FifoBuffer<byte[]>(8));
+        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("mixed-stream");
+
+        Task writing = WriteMixedStreamAsync(output, MixedCount);
+        await ReadMixedStreamAsync(input, 0, MixedCount);
+        await writing;
+
+        Assert.True(((RemoteChannelOut<byte[]>)output).Link.CreditedLaneWrites > 0, "No credited value went on the lane.");
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task Write_LaneDroppedDuringBufferedStream_EveryValueArrivesOnceInOrder()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("dropped-stream", new FifoBuffer<byte[]>(8));
+        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-stream");
+
+        // The buffer is full and credited lane values are on their way when the lane goes.
+        Task writing = WriteMixedStreamAsync(output, MixedCount);
+        await ReadMixedStreamAsync(input, 0, MixedCount / 3);
+        await ((BulkLaneHost)host.Lanes!).DropConnectionsAsync();
+        await ReadMixedStreamAsync(input, MixedCount / 3, MixedCount);
+        await writing;
+
+        Assert.True(((RemoteChannelOut<byte[]>)output).Link.CreditedLaneWrites > 0, "No credited value went on the lane.");
+        Assert.False(((RemoteChannelOut<byte[]>)output).Link.HasLane);
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task DisposeAsync_NodeWithALane_RemovesItsSocketDirectory()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        string directory = Path.GetDirectoryName(host.Lanes!.SocketPath)!;
+        Assert.True(Directory.Exists(directory));
+
+        await host.DisposeAsync();
+
+        Assert.False(Directory.Exists(directory));
+    }
+
+    [LaneFact(Timeout = 60_000)]
+    public async Task StartAsync_LaneDirectoryLeftByAProgramThatIsGone_IsRemoved()
+    {
+        // A process id no process can have: the program that made it was killed before it cleaned up.
+        string leftBehind = Path.Combine(Path.GetTempPath(), $"cspnet-lane-{int.MaxValue}-0123456789abcdef01234567");
+        Directory.CreateDirectory(leftBehind);
+        await File.WriteAllTextAsync(Path.Combine(leftBehind, "lane.sock"), string.Empty);
+
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+
+        Assert.False(Directory.Exists(leftBehind));
+        Assert.True(Directory.Exists(Path.GetDirectoryName(host.Lanes!.SocketPath)));
+    }
+
+    private const int MixedCount = 120;
+
+    /// <summary>The size of value <paramref name="index"/> of a mixed stream: runs of small and large ones.</summary>
+    private static int MixedSize(int index) => (index % 7) switch
+    {
+        0 or 1 => 16,
+        2 => 1_000,
+        3 => Threshold,
+        4 => 300_000,
+        5 => 20,
+        _ => 1 << 20,
+    };
+
+    private static async Task WriteMixedStreamAsync(IChannelOut<byte[]> output, int count)
+    {
+        await Task.Yield();
+        for (int i = 0; i < count; i++)
+        {
+            byte[] value = new byte[MixedSize(i)];
+            Array.Fill(value, (byte)i);
+            BinaryPrimitives.WriteInt32LittleEndian(value, i);
+            await output.WriteAsync(value);
+        }
+    }
+
+    private static async Task ReadMixedStreamAsync(AltingChannelIn<byte[]> input, int from, int to)
+    {
+        for (int i = from; i < to; i++)
+        {
+            byte[] value = await input.ReadAsync();
+            Assert.Equal(i, BinaryPrimitives.ReadInt32LittleEndian(value));
+            Assert.Equal(MixedSize(i), value.Length);
+            Assert.Equal((byte)i, value[^1]);
+        }
+    }
+
+    [LaneFact(Timeout = 60_000)]
     public async Task Write_LaneDroppedByTheHome_EachValueArrivesOnceOnTheLink()
     {
         await using TestSystem system = await TestSystem.StartAsync();

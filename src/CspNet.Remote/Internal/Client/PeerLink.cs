@@ -40,10 +40,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private Task _reader = Task.CompletedTask;
     private Task _writer = Task.CompletedTask;
     private long _nextOp;
+    private long _creditedLaneWrites;
     private int _nextHandle;
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
     private BulkLane? _lane; // set once, before the link is handed out: the home offered one and it opened
+    private readonly ConcurrentDictionary<ulong, Task> _creditedOnLane = new(); // credited lane values the home has not yet confirmed
 
     private PeerLink(ILinkNode node, string host, int port)
     {
@@ -148,7 +150,31 @@ internal sealed partial class PeerLink : IAsyncDisposable
     internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent)
     {
         ThrowIfFailed();
-        ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+        if (bytes.WrittenMemory.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane)
+        {
+            // The home answers a credited lane value (OK once placed): the bytes are kept until then.
+            PendingOp op = Begin();
+            if (lane.TrySend(op.Id, bytes.WrittenMemory))
+            {
+                Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Credited = true, Lane = true, Traceparent = traceparent } });
+                Interlocked.Increment(ref _creditedLaneWrites);
+                Task confirming = ConfirmCreditedOnLaneAsync(op, handle, bytes, traceparent);
+                if (!confirming.IsCompleted)
+                {
+                    _creditedOnLane[op.Id] = confirming;
+                }
+
+                return;
+            }
+
+            _ops.TryRemove(op.Id, out _);
+        }
+
+        SendCreditedOnLink((ulong)Interlocked.Increment(ref _nextOp), handle, bytes, traceparent);
+    }
+
+    private void SendCreditedOnLink(ulong id, uint handle, PooledValueBuffer bytes, string traceparent)
+    {
 
         // Credited Write frames reach the pump in the order their buffers are queued here.
         lock (_creditedOrder)
@@ -156,6 +182,30 @@ internal sealed partial class PeerLink : IAsyncDisposable
             _creditedBuffers.Enqueue(bytes);
             SendValue(id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = id, Data = last, Credited = true, Traceparent = traceparent } });
         }
+    }
+
+    /// <summary>
+    /// Waits for the home's answer to a credited value sent on the lane: OK, it was placed (the
+    /// bytes go back); ABORTED, the lane did not bring it and the home holds its place in order,
+    /// so it goes again on the link as a credited Write under the same op_id.
+    /// </summary>
+    private async Task ConfirmCreditedOnLaneAsync(PendingOp op, uint handle, PooledValueBuffer bytes, string traceparent)
+    {
+        Completion completion = await op.Task.ConfigureAwait(false);
+        if (completion.Lost is not null)
+        {
+            // The link is gone and the lane may still be reading the bytes: they are left to the GC.
+        }
+        else if (completion is { Outcome: Outcome.Error, Status: StatusCode.Aborted })
+        {
+            SendCreditedOnLink(op.Id, handle, bytes, traceparent);
+        }
+        else
+        {
+            bytes.Return();
+        }
+
+        _creditedOnLane.TryRemove(op.Id, out _);
     }
 
     /// <summary>
@@ -168,6 +218,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
     internal void BreakLane() => _lane?.Break();
+
+    /// <summary>How many credited values this link has sent on its bulk lane; for tests.</summary>
+    internal long CreditedLaneWrites => Interlocked.Read(ref _creditedLaneWrites);
 
     /// <summary>Whether large plain writes go on a bulk lane now.</summary>
     internal bool HasLane => _lane is { IsUsable: true };
@@ -409,6 +462,18 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
+        try
+        {
+            // Credited values on the lane were written as far as their writers know: the home
+            // confirms each before this side of the link closes.
+            await Task.WhenAll(_creditedOnLane.Values).WaitAsync(_node.Options.PeerTimeout).ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Best effort on the way out: a value the home never got poisons its channel there.
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+        }
+
         _out.Writer.TryComplete();
         try
         {

@@ -184,6 +184,22 @@ internal sealed class ChannelHome<T> : Home
             return true;
         }
 
+        internal override void LoseCredited(string why)
+        {
+            if (_credits is null)
+            {
+                return;
+            }
+
+            IHostedChannel<T> core = home._hosted;
+            if (_credits.Spend())
+            {
+                core.ReleaseReservations(1);
+            }
+
+            PoisonUnplaced(core, why);
+        }
+
         /// <summary>
         /// A credited value that cannot be placed is a write its writer saw complete: dropping it
         /// silently while the writer goes on would lose it unnoticed, so the channel is poisoned, saying why.

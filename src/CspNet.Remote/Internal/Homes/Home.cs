@@ -130,6 +130,15 @@ internal abstract class HomeEnd
     /// </summary>
     internal virtual bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge) => false;
 
+    /// <summary>
+    /// A value written with a credit that will never come (its bulk lane and its stream failed
+    /// first): its slot is given back and the channel poisoned, saying <paramref name="why"/>, as
+    /// for any credited value that cannot be placed.
+    /// </summary>
+    internal virtual void LoseCredited(string why)
+    {
+    }
+
     /// <summary>The end was closed on purpose (Detach): give its place back.</summary>
     internal virtual void Detach()
     {

@@ -1,4 +1,5 @@
 using System;
+using System.Buffers;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -27,6 +28,7 @@ namespace CspNet.Remote.Internal.Homes;
 /// is answered exactly once with Completed, and a Cancel that arrives after the operation ended
 /// finds nothing to cancel: the Completed already sent is the truth.
 /// </remarks>
+[System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001:Types that own disposable fields should be disposable", Justification = "The session disposes its cancellation source when its stream ends (RunAsync).")]
 internal sealed partial class HomeSession
 {
     /// <summary>
@@ -56,7 +58,22 @@ internal sealed partial class HomeSession
     private LaneInbox? _lane; // the client said Hello.bulk_lane, and this program offered one
     private byte[]? _laneSecret;
 
-    internal HomeSession(IHomeNode node) => _node = node;
+    // Per writing end, the work later frames on it wait for: credited values still coming on the
+    // lane (and what queued behind them). A value on the lane and a later one on the link must
+    // reach the channel in the order the writer sent their Write frames. Read loop only.
+    private readonly Dictionary<uint, Task> _inOrder = [];
+
+    // Credited lane values the lane failed to bring, by op_id: the client sends each again on the link.
+    private readonly ConcurrentDictionary<ulong, TaskCompletionSource<LanePayload>> _resent = new();
+    private readonly CancellationTokenSource _closing = new();
+    private readonly CancellationToken _closed; // _closing's token, usable after the source is disposed
+
+    internal HomeSession(IHomeNode node)
+    {
+        _node = node;
+        _closed = _closing.Token;
+    }
+
 
     internal async Task RunAsync(IAsyncStreamReader<ClientFrame> input, IServerStreamWriter<HomeFrame> output, CancellationToken cancellationToken)
     {
@@ -115,6 +132,7 @@ internal sealed partial class HomeSession
 
             // The replies already sent go out (a failed write ends the stream: nothing to report).
             await _out.CompleteAsync().ConfigureAwait(false);
+            _closing.Dispose();
         }
     }
 
@@ -157,8 +175,12 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.Detach:
                 if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
                 {
-                    detached.Detach();
-                    detached.Release();
+                    // After the credited values sent before it: their slots are the end's until placed.
+                    InOrder(frame.Detach.Handle, detached, static end =>
+                    {
+                        end.Detach();
+                        end.Release();
+                    });
                     CancelOperationsOn(frame.Detach.Handle);
                 }
 
@@ -185,7 +207,7 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.Poison:
                 if (_ends.TryGetValue(frame.Poison.Handle, out HomeEnd? end))
                 {
-                    end.Poison();
+                    InOrder(frame.Poison.Handle, end, static end => end.Poison());
                 }
 
                 break;
@@ -327,13 +349,29 @@ internal sealed partial class HomeSession
         try
         {
             bool tooLarge = _oversized.Remove(write.OpId) || (chunks?.Length ?? 0) + write.Data.Length > _node.Options.MaxValueSize;
+            if (write.Credited && _resent.TryRemove(write.OpId, out TaskCompletionSource<LanePayload>? resent))
+            {
+                // A credited lane value sent again: it takes the place in order its lane Write had.
+                resent.TrySetResult(tooLarge ? default : Copy(ValueAssembler.Complete(chunks, write.Data)));
+                return;
+            }
+
+            bool queued = IsQueued(write.Handle);
             if (write.Credited)
             {
                 // No answer is owed: the end places the value in the slot reserved for it (or poisons
                 // the channel if it cannot). PutCredited decodes before it returns, like WriteAsync.
-                if (!_ends.TryGetValue(write.Handle, out HomeEnd? end) || !end.PutCredited(tooLarge ? default : ValueAssembler.Complete(chunks, write.Data), tooLarge))
+                if (!_ends.TryGetValue(write.Handle, out HomeEnd? end) || (!queued && !end.PutCredited(tooLarge ? default : ValueAssembler.Complete(chunks, write.Data), tooLarge)))
                 {
                     throw new RpcException(new Status(StatusCode.InvalidArgument, $"A credited Write on handle {write.Handle}, which is not a writing end granted credits on this stream."));
+                }
+
+                if (queued)
+                {
+                    // Behind values still on the lane: placed after them, from a copy (the frame's array goes back now).
+                    LanePayload copy = tooLarge ? default : Copy(ValueAssembler.Complete(chunks, write.Data));
+                    string? lost = tooLarge ? "it is larger than the largest value this program accepts (CspNodeOptions.MaxValueSize)" : null;
+                    InOrder(write.Handle, end, e => PlaceCredited(e, copy, lost));
                 }
 
                 return;
@@ -346,7 +384,16 @@ internal sealed partial class HomeSession
             }
 
             var value = ValueAssembler.Complete(chunks, write.Data);
-            Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity, heldBytes: value.Length);
+            if (queued)
+            {
+                LanePayload copy = Copy(value);
+                Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, Task.FromResult(s.copy), 0, ct), (session: this, handle: write.Handle, copy), activity: activity, heldBytes: value.Length);
+            }
+            else
+            {
+                Start(write.OpId, write.Handle, static (end, ct, v) => end.WriteAsync(v, ct), value, activity: activity, heldBytes: value.Length);
+            }
+
             activity = null; // ended with the operation
         }
         finally
@@ -358,16 +405,198 @@ internal sealed partial class HomeSession
         }
     }
 
-    /// <summary>A plain Write whose value comes on the bulk lane: it waits for the value, then writes as any other.</summary>
+    /// <summary>
+    /// A Write whose value comes on the bulk lane. A plain one waits for the value, then writes as
+    /// any other. A credited one is placed in the order its Write frame came, then answered OK (or
+    /// ABORTED if the lane did not bring it: the client sends it again on the link).
+    /// </summary>
     private void WriteFromLane(Write write)
     {
-        if (write.Credited || _lane is null || write.Data.Length != 0 || _chunks.ContainsKey(write.OpId))
+        if (_lane is null || write.Data.Length != 0 || _chunks.ContainsKey(write.OpId))
         {
-            throw new RpcException(new Status(StatusCode.InvalidArgument, $"A lane Write (op {write.OpId}) that is credited, carries data, or comes on a stream with no lane: only a plain Write on a stream whose Hello opened a lane names its value on the lane."));
+            throw new RpcException(new Status(StatusCode.InvalidArgument, $"A lane Write (op {write.OpId}) that carries data, or comes on a stream with no lane: only a stream whose Hello opened a lane names values on the lane."));
+        }
+
+        if (write.Credited)
+        {
+            if (!_ends.TryGetValue(write.Handle, out HomeEnd? end))
+            {
+                throw new RpcException(new Status(StatusCode.InvalidArgument, $"A credited Write on handle {write.Handle}, which is not a writing end granted credits on this stream."));
+            }
+
+            // Waited for from now on, so a value that comes while earlier ones are placed is not
+            // held as pending (the credits bound how many are on their way).
+            Task<LanePayload> arriving = _lane.TakeAsync(write.OpId, _node.Options.PeerTimeout, _closed);
+            ulong opId = write.OpId;
+            InOrder(write.Handle, end, e => PlaceFromLaneAsync(e, opId, arriving));
+            return;
         }
 
         Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
+        if (IsQueued(write.Handle) && _ends.ContainsKey(write.Handle))
+        {
+            Task<LanePayload> arriving = _lane.TakeAsync(write.OpId, _node.Options.PeerTimeout, _closed);
+            Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, s.arriving, s.opId, ct), (session: this, handle: write.Handle, arriving, opId: write.OpId), activity: activity);
+            return;
+        }
+
         Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteFromLaneAsync(end, s.inbox, s.opId, ct), (session: this, inbox: _lane, opId: write.OpId), activity: activity);
+    }
+
+    /// <summary>Whether frames on <paramref name="handle"/> wait for credited values still coming on the lane.</summary>
+    private bool IsQueued(uint handle)
+    {
+        if (!_inOrder.TryGetValue(handle, out Task? before))
+        {
+            return false;
+        }
+
+        if (before.IsCompleted)
+        {
+            _inOrder.Remove(handle);
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>Runs <paramref name="step"/> on the end once the work queued on its handle is done (at once if none is).</summary>
+    private void InOrder(uint handle, HomeEnd end, Func<HomeEnd, Task> step)
+    {
+        Task mine = IsQueued(handle) ? AfterAsync(_inOrder[handle], end, step) : step(end);
+        if (!mine.IsCompleted)
+        {
+            _inOrder[handle] = mine;
+        }
+    }
+
+    private void InOrder(uint handle, HomeEnd end, Action<HomeEnd> step) =>
+        InOrder(handle, end, e =>
+        {
+            step(e);
+            return Task.CompletedTask;
+        });
+
+    private static async Task AfterAsync(Task before, HomeEnd end, Func<HomeEnd, Task> step)
+    {
+        await before.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await step(end).ConfigureAwait(false);
+    }
+
+    /// <summary>A credited value from the lane, or sent again on the link when the lane did not bring it; then its answer.</summary>
+    private async Task PlaceFromLaneAsync(HomeEnd end, ulong opId, Task<LanePayload> arriving)
+    {
+        LanePayload value;
+        try
+        {
+            value = await arriving.ConfigureAwait(false);
+            if (value.Array is null)
+            {
+                var resent = new TaskCompletionSource<LanePayload>(TaskCreationOptions.RunContinuationsAsynchronously);
+                _resent[opId] = resent;
+                Complete(opId, new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane: send it again on the link."));
+                try
+                {
+                    value = await resent.Task.WaitAsync(_closed).ConfigureAwait(false);
+                }
+                finally
+                {
+                    _resent.TryRemove(opId, out _);
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            PlaceCredited(end, default, "its program's link closed before the value arrived on the bulk lane");
+            return;
+        }
+
+        if (PlaceCredited(end, value, value.Array is null ? "it is larger than the largest value this program accepts (CspNodeOptions.MaxValueSize)" : null))
+        {
+            Complete(opId, new OpResult(Outcome.Ok));
+        }
+    }
+
+    /// <summary>Places a credited value that waited its turn (its array goes back), or loses it saying why; true if placed.</summary>
+    private static bool PlaceCredited(HomeEnd end, LanePayload value, string? lost)
+    {
+        try
+        {
+            if (lost is not null || value.Array is null)
+            {
+                end.LoseCredited(lost ?? "it did not arrive");
+                return false;
+            }
+
+            // False only for an end granted no credits, which the Write's dispatch already refused.
+            return end.PutCredited(new ReadOnlySequence<byte>(value.Array, 0, value.Length), tooLarge: false);
+        }
+        finally
+        {
+            value.Return();
+        }
+    }
+
+    /// <summary>
+    /// A plain write behind credited values still coming on the lane: its value (<paramref name="arriving"/>,
+    /// from the lane when <paramref name="laneOp"/> is not 0) is written once they are placed.
+    /// </summary>
+    private Task<OpResult> WriteInOrder(HomeEnd end, uint handle, Task<LanePayload> arriving, ulong laneOp, CancellationToken cancellationToken)
+    {
+        var started = new TaskCompletionSource<Task<OpResult>>(TaskCreationOptions.RunContinuationsAsynchronously);
+        InOrder(handle, end, async e =>
+        {
+            LanePayload value;
+            try
+            {
+                value = await arriving.WaitAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                // Not written: the payload, if it still comes, goes back.
+                _ = ReturnWhenArrivedAsync(arriving);
+                started.TrySetResult(Task.FromResult(new OpResult(Outcome.Cancelled)));
+                return;
+            }
+
+            if (value.Array is null)
+            {
+                started.TrySetResult(Task.FromResult(new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {laneOp} did not come on the bulk lane.")));
+                return;
+            }
+
+            try
+            {
+                // WriteAsync decodes the value before it returns: the array goes back at once.
+                started.TrySetResult(e.WriteAsync(new ReadOnlySequence<byte>(value.Array, 0, value.Length), cancellationToken));
+            }
+            finally
+            {
+                value.Return();
+            }
+        });
+        return started.Task.Unwrap();
+    }
+
+    /// <summary>A lane value whose write was cancelled while it was on its way: its array goes back when it comes.</summary>
+    private static async Task ReturnWhenArrivedAsync(Task<LanePayload> arriving)
+    {
+        try
+        {
+            (await arriving.ConfigureAwait(false)).Return();
+        }
+        catch (OperationCanceledException)
+        {
+            // The stream closed first: nothing came.
+        }
+    }
+
+    /// <summary>A value copied out of a frame's pooled arrays, for a write that waits its turn after the frame is gone.</summary>
+    private static LanePayload Copy(ReadOnlySequence<byte> value)
+    {
+        byte[] array = ArrayPool<byte>.Shared.Rent((int)Math.Max(1, value.Length));
+        value.CopyTo(array.AsSpan());
+        return new LanePayload(array, (int)value.Length);
     }
 
     private async Task<OpResult> WriteFromLaneAsync(HomeEnd end, LaneInbox inbox, ulong opId, CancellationToken cancellationToken)
@@ -401,7 +630,7 @@ internal sealed partial class HomeSession
             try
             {
                 // WriteAsync decodes the value before it returns: the array goes back at once.
-                written = end.WriteAsync(new System.Buffers.ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+                written = end.WriteAsync(new ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
             }
             finally
             {
@@ -529,6 +758,8 @@ internal sealed partial class HomeSession
 
     private void Close(bool lost)
     {
+        // Credited values still coming on the lane will not: each is lost (its channel poisoned, saying so).
+        _closing.Cancel();
         if (_laneSecret is not null)
         {
             _node.Lanes?.Close(_laneSecret);
@@ -553,18 +784,25 @@ internal sealed partial class HomeSession
             running.Settled?.TrySetResult(false);
         }
 
-        foreach (HomeEnd end in _ends.Values)
+        foreach ((uint handle, HomeEnd end) in _ends)
         {
+            // After the credited values queued on the end: their slots are its own until then.
             if (lost)
             {
-                end.Lost(_peer);
+                InOrder(handle, end, e =>
+                {
+                    e.Lost(_peer);
+                    e.Release();
+                });
             }
             else
             {
-                end.Detach();
+                InOrder(handle, end, static e =>
+                {
+                    e.Detach();
+                    e.Release();
+                });
             }
-
-            end.Release();
         }
 
         if (lost)

@@ -51,11 +51,44 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             return null;
         }
 
+        RemoveLeftBehind();
+
         // 0700: another local user cannot connect at all; the secret keeps out this user's other programs.
-        string directory = Path.Combine(Path.GetTempPath(), "cspnet-lane-" + Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(12)));
+        string directory = Path.Combine(Path.GetTempPath(), FormattableString.Invariant($"{DirectoryPrefix}{Environment.ProcessId}-{Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(12))}"));
         Directory.CreateDirectory(directory, UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.UserExecute);
         return new BulkLaneHost(directory, options, logger);
     }
+
+    private const string DirectoryPrefix = "cspnet-lane-";
+
+    /// <summary>
+    /// Deletes the lane directories of programs that were killed before they could (named after
+    /// their process id, which no running process has any more). Harmless if left: nobody holds a
+    /// secret for their sockets. Another user's directories cannot be deleted (the sticky temp
+    /// directory), and are skipped.
+    /// </summary>
+    private static void RemoveLeftBehind()
+    {
+        foreach (string directory in Directory.EnumerateDirectories(Path.GetTempPath(), DirectoryPrefix + "*"))
+        {
+            string[] parts = Path.GetFileName(directory)[DirectoryPrefix.Length..].Split('-');
+            if (parts.Length != 2 || !int.TryParse(parts[0], System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out int pid) || IsRunning(pid))
+            {
+                continue;
+            }
+
+            try
+            {
+                Directory.Delete(directory, recursive: true);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // Another user's, or removed meanwhile: nothing of ours to clean.
+            }
+        }
+    }
+
+    private static bool IsRunning(int pid) => Directory.Exists(Path.Combine("/proc", pid.ToString(System.Globalization.CultureInfo.InvariantCulture))) || !Directory.Exists("/proc");
 
     /// <inheritdoc/>
     public byte[] Open(LaneInbox inbox)

@@ -54,7 +54,7 @@ internal static class FrameBatching
     {
         if (frame.BodyCase == ClientFrame.BodyOneofCase.Write)
         {
-            return frame.Write.Credited ? 1 : 0;
+            return frame.Write is { Credited: true, Lane: false } ? 1 : 0;
         }
 
         int count = 0;
@@ -62,7 +62,7 @@ internal static class FrameBatching
         {
             foreach (ClientFrame inner in frame.Batch.Frames)
             {
-                if (inner.BodyCase == ClientFrame.BodyOneofCase.Write && inner.Write.Credited)
+                if (inner.BodyCase == ClientFrame.BodyOneofCase.Write && inner.Write is { Credited: true, Lane: false })
                 {
                     count++;
                 }
