@@ -14,7 +14,7 @@ public sealed class UserErrorTests
     public static TheoryData<string> Scenarios() =>
     [
         "taken name", "taken name in this program", "wrong kind", "NameServer down",
-        "peer lost on write", "peer lost on read", "peer lost on bucket", "pool token wrong",
+        "peer lost on write", "peer lost on read", "peer lost on select", "peer lost on bucket", "pool token wrong",
     ];
 
     [Theory(Timeout = 30_000)]
@@ -76,6 +76,19 @@ public sealed class UserErrorTests
                     await home.KillAsync();
                     error = await Record.ExceptionAsync(async () => await input.ReadAsync());
                     expected = (typeof(PeerLostException), ["Reading from 'lost-read' failed", "Lost the program 'testnode-hold-out-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "peer lost on select":
+                {
+                    CspNode node = await system.NodeAsync("selector");
+                    ChildNode home = system.Child("hold-out", "One2Any", "lost-select");
+                    await home.ReadyAsync();
+                    AltingChannelIn<int> input = await node.GetOne2AnyInAsync<int>("lost-select");
+                    var alternative = new Alternative([input]);
+                    await home.KillAsync();
+                    error = await Record.ExceptionAsync(async () => await alternative.PriSelectAsync());
+                    expected = (typeof(PeerLostException), ["'lost-select'", "Lost the program 'testnode-hold-out-", "end this process as on poison"]);
                     break;
                 }
 
