@@ -49,6 +49,8 @@ internal struct HeldValue<T>
             return false;
         }
 
+        // Between the claim and the read: where a second thread misusing the end once refilled the slot.
+        Scheduling.ControlPoint.BeforeStateChange();
         value = _value!;
         _value = default;
         poisoned = state == Poison;
