@@ -51,27 +51,12 @@ public sealed class FrozenProgramTests
             read++;
         }
 
-        Signal("STOP", writer.Id);
-        var frozen = Stopwatch.StartNew();
-        try
+        // Values already on their way may still arrive, in order; then the writer is lost.
+        string[] words = await FreezeUntilLostAsync(writer, "writer", async () =>
         {
-            // Values already on their way may still arrive, in order; then the writer is lost.
-            while (true)
-            {
-                Assert.Equal(read, await NextAsync());
-                read++;
-            }
-        }
-        catch (PeerLostException)
-        {
-        }
-
-        TimeSpan noticed = frozen.Elapsed;
-        Signal("CONT", writer.Id);
-        string done = await writer.WaitForAsync("done");
-
-        Assert.True(noticed < Bound, $"The frozen writer was noticed after {noticed} (bound {Bound}).");
-        string[] words = done.Split(' ');
+            Assert.Equal(read, await NextAsync());
+            read++;
+        });
         int written = int.Parse(words[2], CultureInfo.InvariantCulture);
         Assert.Equal("PeerLostException", words[3]);
         Assert.InRange(read - written, 0, 1);
@@ -106,25 +91,7 @@ public sealed class FrozenProgramTests
             await ReadNextAsync();
         }
 
-        Signal("STOP", writer.Id);
-        var frozen = Stopwatch.StartNew();
-        try
-        {
-            while (true)
-            {
-                await ReadNextAsync();
-            }
-        }
-        catch (PeerLostException)
-        {
-        }
-
-        TimeSpan noticed = frozen.Elapsed;
-        Signal("CONT", writer.Id);
-        string done = await writer.WaitForAsync("done");
-
-        Assert.True(noticed < Bound, $"The frozen writer was noticed after {noticed} (bound {Bound}).");
-        string[] words = done.Split(' ');
+        string[] words = await FreezeUntilLostAsync(writer, "writer", ReadNextAsync);
         Assert.Equal("PeerLostException", words[3]);
         Assert.InRange(read - int.Parse(words[2], CultureInfo.InvariantCulture), 0, 1);
     }
@@ -149,14 +116,29 @@ public sealed class FrozenProgramTests
             written++;
         }
 
-        Signal("STOP", reader.Id);
+        string[] words = await FreezeUntilLostAsync(reader, "reader", async () =>
+        {
+            await output.WriteAsync(written);
+            written++;
+        });
+        int read = int.Parse(words[2], CultureInfo.InvariantCulture);
+        Assert.InRange(read - written, 0, 1);
+    }
+
+    /// <summary>
+    /// Freezes <paramref name="child"/> (SIGSTOP), repeats <paramref name="step"/> here until it
+    /// fails with <see cref="PeerLostException"/>, lets the child go on (SIGCONT) and returns the
+    /// words of its "done" line; the loss must be noticed within <see cref="Bound"/>.
+    /// </summary>
+    private static async Task<string[]> FreezeUntilLostAsync(ChildNode child, string role, Func<Task> step)
+    {
+        Signal("STOP", child.Id);
         var frozen = Stopwatch.StartNew();
         try
         {
             while (true)
             {
-                await output.WriteAsync(written);
-                written++;
+                await step();
             }
         }
         catch (PeerLostException)
@@ -164,13 +146,11 @@ public sealed class FrozenProgramTests
         }
 
         TimeSpan noticed = frozen.Elapsed;
-        Signal("CONT", reader.Id);
-        string done = await reader.WaitForAsync("done");
+        Signal("CONT", child.Id);
+        string done = await child.WaitForAsync("done");
 
-        Assert.True(noticed < Bound, $"The frozen reader was noticed after {noticed} (bound {Bound}).");
-        string[] words = done.Split(' ');
-        int read = int.Parse(words[2], CultureInfo.InvariantCulture);
-        Assert.InRange(read - written, 0, 1);
+        Assert.True(noticed < Bound, $"The frozen {role} was noticed after {noticed} (bound {Bound}).");
+        return done.Split(' ');
     }
 
     private static void Signal(string signal, int processId)
