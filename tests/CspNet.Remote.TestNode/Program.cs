@@ -2,6 +2,7 @@
 // prints "ready" once its ends are attached and "done ..." when it finishes. Exit code 0 = the
 // scenario ended as the test expects; anything unexpected is printed and ends with exit code 1.
 using CspNet.Remote;
+using CspNet.Remote.Collectives;
 
 if (args.Length < 2)
 {
@@ -318,6 +319,53 @@ try
                 Console.WriteLine("ready");
                 Console.WriteLine($"done flushed {await bucket.FlushAsync()}");
                 return 0;
+            }
+
+        case "broadcast-read":
+            {
+                // broadcast-read <name>: enrols, then reads until poisoned; each value must be the
+                // one after the last (from the first read on); says how many it read.
+                BroadcastReader<int> reader = await NamedBroadcast.EnrolAsync<int>(node, a[0]);
+                Console.WriteLine("ready");
+                int read = 0, last = -1;
+                try
+                {
+                    while (true)
+                    {
+                        int value = await reader.ReadAsync();
+                        if (last >= 0 && value != last + 1)
+                        {
+                            Console.WriteLine($"failed out of order: value {value} after {last}");
+                            return 1;
+                        }
+
+                        last = value;
+                        if (++read == 100)
+                        {
+                            Console.WriteLine("flowing");
+                        }
+                    }
+                }
+                catch (PoisonException e)
+                {
+                    Console.WriteLine($"done read {read} {e.GetType().Name}");
+                    return 0;
+                }
+            }
+
+        case "scatter-once":
+            {
+                // scatter-once <scatter> <gather>: answers one piece of work (its value doubled),
+                // says so, then waits for more work that the test never lets it take (it kills it).
+                AltingChannelIn<Indexed<int>> work = await NamedScatter.JoinAsync<int>(node, a[0]);
+                IChannelOut<Indexed<long>> results = await NamedGather.JoinAsync<long>(node, a[1]);
+                Console.WriteLine("ready");
+                Indexed<int> piece = await work.ReadAsync();
+                await results.WriteAsync(new Indexed<long>(piece.Index, 2L * piece.Value));
+                Console.WriteLine("worked 1");
+                Indexed<int> unexpected = await work.ReadAsync();
+                Console.WriteLine($"failed took a second piece of work {unexpected.Index}");
+                return 1;
             }
 
         default:
