@@ -167,7 +167,7 @@ public sealed partial class CspNode
         bool distributed = IsDistributed && !local;
 
         // Resolved here so that a type that cannot cross fails at the getter, not at the first write.
-        ValueCodec<T>? codec = distributed ? ValueCodec<T>.Get() : null;
+        ValueCodec<T>? codec = distributed ? CodecFor<T>(name) : null;
         string valueType = codec?.WireName ?? typeof(T).FullName ?? typeof(T).Name;
         var request = new EndRequest(name, kind, kind.CreatedBy(reader), valueType, reader ? Role.Reader : Role.Writer, local, buffer is null ? 0 : -1);
         long maxValueSize = _runtime.Options.MaxValueSize;
@@ -181,6 +181,18 @@ public sealed partial class CspNode
                 ? new RemoteChannelIn<T>(link, handle, codec!, name)
                 : new RemoteChannelOut<T>(link, handle, codec!, name, maxValueSize),
             cancellationToken);
+    }
+
+    private ValueCodec<T> CodecFor<T>(string name)
+    {
+        try
+        {
+            return ValueCodec<T>.Get();
+        }
+        catch (NotSupportedException e)
+        {
+            throw new NotSupportedException($"The channel '{name}' of the program '{ProgramLabel}' cannot carry its values to other programs. {e.Message}", e);
+        }
     }
 
     // ---- barriers and buckets ------------------------------------------------------------------

@@ -260,7 +260,19 @@ public sealed partial class CspNode : IAsyncDisposable
             return localEnd(await directory.WaitAsync(request.Name, cancellationToken).ConfigureAwait(false));
         }
 
-        PeerLink link = await _links!.GetAsync(record.Host, record.Port, cancellationToken).ConfigureAwait(false);
+        PeerLink link;
+        try
+        {
+            link = await _links!.GetAsync(record.Host, record.Port, cancellationToken).ConfigureAwait(false);
+        }
+        catch (PeerLostException e)
+        {
+            throw new PeerLostException(
+                $"Getting '{request.Name}' failed: its home, the program at {record.Host}:{record.Port} (the address it gave the NameServer), cannot be reached from '{ProgramLabel}'. "
+                + $"Check that it runs and that this machine reaches that address (CspNodeOptions.AdvertisedHost in that program). {e.Message}",
+                e);
+        }
+
         uint handle = await link.AttachAsync(request.Name, request.Kind, request.ValueType, request.Role, cancellationToken).ConfigureAwait(false);
         return remoteEnd(link, handle);
     }

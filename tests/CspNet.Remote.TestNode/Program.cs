@@ -321,6 +321,26 @@ try
                 return 0;
             }
 
+        case "barrier-home":
+            {
+                // barrier-home <name> <enrolled>: hosts the barrier and waits (the test kills it).
+                await node.GetBarrierAsync(a[0], int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture));
+                Console.WriteLine("ready");
+                await Console.In.ReadLineAsync();
+                return 0;
+            }
+
+        case "credit-home":
+            {
+                // credit-home <name>: hosts a One2One with a buffer of 64 (writers get credits) and
+                // the One2Any <name>/watch on the same link, reads neither, waits (the test kills it).
+                await node.GetOne2OneInAsync(a[0], new FifoBuffer<int>(64));
+                await node.GetOne2AnyOutAsync<int>(a[0] + "/watch");
+                Console.WriteLine("ready");
+                await Console.In.ReadLineAsync();
+                return 0;
+            }
+
         case "broadcast-read":
             {
                 // broadcast-read <name>: enrols, then reads until poisoned; each value must be the

@@ -1,5 +1,6 @@
 using System.Net;
 using System.Net.Sockets;
+using System.Security.Cryptography.X509Certificates;
 using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.Named;
@@ -15,6 +16,8 @@ public sealed class UserErrorTests
     [
         "taken name", "taken name in this program", "wrong kind", "NameServer down",
         "peer lost on write", "peer lost on read", "peer lost on select", "peer lost on bucket", "pool token wrong",
+        "peer lost on barrier", "peer lost on credited write", "home unreachable", "value too large", "value type cannot cross",
+        "pool token missing", "pool certificate missing", "process refused",
     ];
 
     [Theory(Timeout = 30_000)]
@@ -112,6 +115,104 @@ public sealed class UserErrorTests
                     var run = new DistParallel([new Nothing()], client) { Shipper = new Workers.FakeShipping() };
                     error = await Record.ExceptionAsync(() => run.RunAsync());
                     expected = (typeof(UnauthorizedAccessException), ["'guarded'", "'caller'", "set CspNodeOptions.WorkerPoolToken"]);
+                    break;
+                }
+
+            case "peer lost on barrier":
+                {
+                    CspNode node = await system.NodeAsync("party");
+                    ChildNode home = system.Child("barrier-home", "lost-barrier", "2");
+                    await home.ReadyAsync();
+                    NamedBarrier barrier = await node.GetBarrierAsync("lost-barrier");
+                    await home.KillAsync();
+                    error = await Record.ExceptionAsync(async () => await barrier.SyncAsync());
+                    expected = (typeof(PeerLostException), ["barrier 'lost-barrier'", "Lost the program 'testnode-barrier-home-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "peer lost on credited write":
+                {
+                    CspNode node = await system.NodeAsync("streamer");
+                    ChildNode home = system.Child("credit-home", "credited");
+                    await home.ReadyAsync();
+                    IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("credited");
+                    AltingChannelIn<int> watch = await node.GetOne2AnyInAsync<int>("credited/watch");
+                    await output.WriteAsync(1); // a plain write: the home grants credits before it answers
+                    Task<int> watching = watch.ReadAsync().AsTask();
+                    await home.KillAsync();
+                    await Assert.ThrowsAsync<PeerLostException>(() => watching); // the link has failed
+                    error = await Record.ExceptionAsync(async () => await output.WriteAsync(2));
+                    expected = (typeof(PeerLostException), ["Writing to 'credited' failed", "Lost the program 'testnode-credit-home-", "end this process as on poison"]);
+                    break;
+                }
+
+            case "home unreachable":
+                {
+                    // The home tells the NameServer an address where nothing listens (127.0.0.2: it binds 127.0.0.1).
+                    CspNode home = await system.NodeAsync("far-home", o => o.AdvertisedHost = "127.0.0.2");
+                    CspNode node = await system.NodeAsync("dialler");
+                    await home.GetOne2OneInAsync<int>("far");
+                    error = await Record.ExceptionAsync(async () => await node.GetOne2OneOutAsync<int>("far"));
+                    expected = (typeof(PeerLostException), ["Getting 'far' failed", "127.0.0.2:", "'dialler'", "Check that it runs"]);
+                    break;
+                }
+
+            case "value too large":
+                {
+                    CspNode home = await system.NodeAsync("big-home");
+                    CspNode node = await system.NodeAsync("small-writer", o => o.MaxValueSize = 1024);
+                    await home.GetOne2OneInAsync<byte[]>("big");
+                    IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>("big");
+                    error = await Record.ExceptionAsync(async () => await output.WriteAsync(new byte[4096]));
+                    expected = (typeof(InvalidOperationException), ["Writing to 'big' failed", "'small-writer'", "CspNodeOptions.MaxValueSize", "Raise the limit in every program"]);
+                    break;
+                }
+
+            case "value type cannot cross":
+                {
+                    CspNode node = await system.NodeAsync("thrower");
+                    error = await Record.ExceptionAsync(async () => await node.GetOne2OneInAsync<Func<int>>("delegates"));
+                    expected = (typeof(NotSupportedException), ["'delegates'", "'thrower'", "System.Func`1[System.Int32]", "Send data instead"]);
+                    break;
+                }
+
+            case "pool token missing":
+                {
+                    await using Workers.PoolSystem pools = await Workers.PoolSystem.StartAsync();
+                    await pools.PoolAsync("guarded", 1, configure: o => o.Token = "secret");
+                    CspNode client = await pools.NodeAsync("caller");
+                    var run = new DistParallel([new Nothing()], client) { Shipper = new Workers.FakeShipping() };
+                    error = await Record.ExceptionAsync(() => run.RunAsync());
+                    expected = (typeof(UnauthorizedAccessException), ["'guarded'", "'caller'", "requires a token", "set CspNodeOptions.WorkerPoolToken"]);
+                    break;
+                }
+
+            case "pool certificate missing":
+                {
+                    using X509Certificate2 server = TestCertificates.SelfSigned("CN=pool", isAuthority: false);
+                    using X509Certificate2 authority = TestCertificates.SelfSigned("CN=cspnet test authority", isAuthority: true);
+                    await using Workers.PoolSystem pools = await Workers.PoolSystem.StartAsync();
+                    await pools.PoolAsync("mtls", 1, configure: o =>
+                    {
+                        o.Certificate = server;
+                        o.ClientCertificateAuthority = authority;
+                    });
+                    CspNode client = await pools.NodeAsync("caller", o => o.WorkerPoolTrustedCertificate = server);
+                    var run = new DistParallel([new Nothing()], client) { Shipper = new Workers.FakeShipping() };
+                    error = await Record.ExceptionAsync(() => run.RunAsync());
+                    expected = (typeof(UnauthorizedAccessException), ["'mtls'", "'caller'", "client certificate", "CspNodeOptions.WorkerPoolClientCertificate"]);
+                    break;
+                }
+
+            case "process refused":
+                {
+                    await using Workers.PoolSystem pools = await Workers.PoolSystem.StartAsync();
+                    await pools.PoolAsync("strict", 1);
+                    CspNode client = await pools.NodeAsync("caller");
+                    var run = new DistParallel([new Nothing()], client) { Shipper = new Workers.FakeShipping { Tamper = true } };
+                    AggregateException all = await Assert.ThrowsAsync<AggregateException>(() => run.RunAsync());
+                    error = Assert.Single(all.InnerExceptions);
+                    expected = (typeof(ProcessRefusedException), ["'strict'", "Nothing", "'caller'", "SHA-256", "ran nowhere"]);
                     break;
                 }
 

@@ -66,6 +66,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
             LinkMarshaller.Shared.Connect, null, new CallOptions(NodeTransport.CallHeaders(node.Options), cancellationToken: _stop.Token));
     }
 
+    /// <summary>This program's label (CspNodeOptions.ProgramLabel), for messages.</summary>
+    internal string LocalProgram => _node.ProgramLabel;
+
     /// <summary>host:port of the home, for messages.</summary>
     internal string Target { get; }
 

@@ -82,7 +82,7 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
                 throw new PoisonException(poisoned);
             }
 
-            bytes = ValueEncoder.EncodePooled(_codec, value, _maxValueSize);
+            bytes = Encode(value);
             if (_credits is { } credits)
             {
                 lock (credits.Gate)
@@ -109,10 +109,27 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
 #pragma warning restore CA1031
         {
             RemoteTracing.Stop(activity, e.Message);
-            return ValueTask.FromException(e);
+            return ValueTask.FromException(Named(e));
         }
 
         return WaitForHomeAsync(op, bytes, activity, started, cancellationToken);
+    }
+
+    // The link's failure is shared by all its ends and the encoder knows no names: say which
+    // channel (and, for a value too large, whose limit), as a home's answer would.
+    private Exception Named(Exception e) =>
+        e is PeerLostException lost ? new PeerLostException($"Writing to '{_name}' failed. {lost.Message}", lost) : e;
+
+    private PooledValueBuffer Encode(T value)
+    {
+        try
+        {
+            return ValueEncoder.EncodePooled(_codec, value, _maxValueSize);
+        }
+        catch (InvalidOperationException tooLarge)
+        {
+            throw new InvalidOperationException($"Writing to '{_name}' failed in the program '{_link.LocalProgram}': {tooLarge.Message}", tooLarge);
+        }
     }
 
     /// <summary>A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>), else in chunks on the link.</summary>

@@ -59,6 +59,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
     private bool _cancelled;
     private ulong _nextId;
     private int _disposed;
+    private string _client = string.Empty;
 
     private PoolConnection(WorkerPoolEntry pool, GrpcChannel channel, AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call, IProcessShipper shipper, ILogger logger)
     {
@@ -97,7 +98,7 @@ internal sealed partial class PoolConnection : IAsyncDisposable
         }
 
         AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.PoolFrame> call = new Proto.WorkerPool.WorkerPoolClient(channel).Run(headers, cancellationToken: CancellationToken.None);
-        var connection = new PoolConnection(pool, channel, call, shipper, logger);
+        var connection = new PoolConnection(pool, channel, call, shipper, logger) { _client = label };
         try
         {
             // A dead pool fails the call within PeerTimeout (keep-alive); this bound is for a live
@@ -428,7 +429,8 @@ internal sealed partial class PoolConnection : IAsyncDisposable
             Proto.Done.OutcomeOneofCase.Failure => new JobResult(JobEnd.Failed, WorkerProtocol.ToException(done.Failure)),
             Proto.Done.OutcomeOneofCase.Refused => new JobResult(JobEnd.Refused, new ProcessRefusedException(
                 done.Refused.Reason.ToString(),
-                $"The worker pool {PoolLabel} refused to run a {pending.TypeName}: {WorkerProtocol.Describe(done.Refused.Reason)}. {done.Refused.Message}")),
+                $"The worker pool {PoolLabel} refused to run a {pending.TypeName} of the program '{_client}': {WorkerProtocol.Describe(done.Refused.Reason)}. {done.Refused.Message} "
+                + "The process ran nowhere: ship it again from a build the pool allows, or run it in this program.")),
             _ => new JobResult(JobEnd.Failed, new RemoteProcessException($"The worker pool {PoolLabel} ended a {pending.TypeName} without saying how.")),
         });
     }
