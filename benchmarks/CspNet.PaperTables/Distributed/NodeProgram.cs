@@ -2,6 +2,7 @@ using System.Globalization;
 using System.Net;
 using System.Net.Sockets;
 using CspNet.Remote;
+using CspNet.Remote.Collectives;
 
 namespace CspNet.PaperTables.Distributed;
 
@@ -89,16 +90,24 @@ internal static class NodeProgram
         return Task.WhenAll(EchoAsync(sync, "pp/sync/pong"), EchoAsync(buffered, "pp/buffered/pong"), EchoTcpAsync());
     }
 
-    /// <summary>A broadcast reader: takes every value of bc/I; on TCP, answers each message that asks (a first byte of 1) with one byte.</summary>
+    /// <summary>
+    /// A broadcast reader: enrolled in the named broadcast bc/all (reader 0 also in bc/one, the
+    /// point-to-point case), takes every value; on TCP, answers each message that asks (a first byte of 1) with one byte.
+    /// </summary>
     private static async Task<Task> SinkAsync(CspNode node, int index, CancellationToken stop)
     {
-        AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync<byte[]>("bc/" + index.ToString(CultureInfo.InvariantCulture), cancellationToken: stop);
+        List<BroadcastReader<byte[]>> inputs = [await NamedBroadcast.EnrolAsync<byte[]>(node, "bc/all", cancellationToken: stop)];
+        if (index == 0)
+        {
+            inputs.Add(await NamedBroadcast.EnrolAsync<byte[]>(node, "bc/one", cancellationToken: stop));
+        }
+
         Socket listener = RawTcpLink.NewSocket();
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen(1);
         Ready(listener.LocalEndPoint!.ToString()!);
 
-        async Task ReadAsync()
+        async Task ReadAsync(BroadcastReader<byte[]> input)
         {
             while (true)
             {
@@ -123,7 +132,7 @@ internal static class NodeProgram
             }
         }
 
-        return Task.WhenAll(ReadAsync(), ReadTcpAsync());
+        return Task.WhenAll([.. inputs.Select(ReadAsync), ReadTcpAsync()]);
     }
 
     /// <summary>

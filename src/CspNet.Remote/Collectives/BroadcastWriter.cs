@@ -49,6 +49,7 @@ public sealed class BroadcastWriter<T> : IChannelOut<T>, IAsyncDisposable
     private readonly Task _controlLoop;
     private string? _poisonedBy;
     private int _writing;
+    private int _disposed;
 
     internal BroadcastWriter(CspNode node, string name, AltingChannelIn<string> control)
     {
@@ -153,6 +154,11 @@ public sealed class BroadcastWriter<T> : IChannelOut<T>, IAsyncDisposable
     /// <returns>A task that completes when the writer has stopped.</returns>
     public async ValueTask DisposeAsync()
     {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
         PoisonAll("its writer ended it");
         await _stop.CancelAsync().ConfigureAwait(false);
         await _controlLoop.ConfigureAwait(false);
@@ -173,7 +179,7 @@ public sealed class BroadcastWriter<T> : IChannelOut<T>, IAsyncDisposable
         }
 
         int lost = Array.IndexOf(outcomes, Outcome.Lost);
-        if (lost >= 0)
+        if (lost >= 0 && Array.IndexOf(outcomes, Outcome.Cancelled) < 0)
         {
             Member reader = members[lost];
             throw new PeerLostException(
