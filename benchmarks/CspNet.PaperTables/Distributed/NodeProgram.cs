@@ -165,26 +165,28 @@ internal static class NodeProgram
             stop);
     }
 
-    /// <summary>Scatter-gather Monte Carlo pi (paper 001, 4.3.3): a packet on pi-sg/work/I (0: stop), its hits on pi-sg/result/I.</summary>
+    /// <summary>
+    /// Scatter-gather Monte Carlo pi (paper 001, 4.3.3): takes a packet from the named scatter
+    /// pi-sg/work (the first free worker gets it; 0: stop), sends its hits with the packet's index to the gather pi-sg/result.
+    /// </summary>
     private static async Task<Task> PiScatterGatherAsync(CspNode node, int index, CancellationToken stop)
     {
-        string me = index.ToString(CultureInfo.InvariantCulture);
-        AltingChannelIn<long> work = await node.GetOne2OneInAsync<long>("pi-sg/work/" + me, cancellationToken: stop);
+        AltingChannelIn<Indexed<long>> work = await NamedScatter.JoinAsync<long>(node, "pi-sg/work", stop);
+        IChannelOut<Indexed<long>> result = await NamedGather.JoinAsync<long>(node, "pi-sg/result", stop);
         Ready();
         return Task.Run(
             async () =>
             {
-                IChannelOut<long> result = await node.GetOne2OneOutAsync<long>("pi-sg/result/" + me, cancellationToken: stop);
                 ulong seed = (ulong)(index + 1) * 0x9E3779B97F4A7C15UL;
                 while (true)
                 {
-                    long iterations = await work.ReadAsync(stop);
-                    if (iterations <= 0)
+                    Indexed<long> packet = await work.ReadAsync(stop);
+                    if (packet.Value <= 0)
                     {
                         return;
                     }
 
-                    await result.WriteAsync(Workloads.PiHits(iterations, seed++), stop);
+                    await result.WriteAsync(new Indexed<long>(packet.Index, Workloads.PiHits(packet.Value, seed++)), stop);
                 }
             },
             stop);
