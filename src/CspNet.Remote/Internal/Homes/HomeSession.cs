@@ -102,6 +102,8 @@ internal sealed partial class HomeSession
                 _lane = new LaneInbox(MaxLaneBytesPending(_node.Options));
                 _laneSecret = lanes.Open(_lane);
                 answer.LanePath = lanes.SocketPath;
+                answer.LaneHost = lanes.HostIdentity;
+                answer.LanePort = (uint)lanes.TcpPort;
                 answer.LaneSecret = ByteString.CopyFrom(_laneSecret);
             }
 
