@@ -344,10 +344,10 @@ public sealed class BulkLaneTests
 
         internal Proto.Hello Hello { get; private set; } = new();
 
-        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane)
+        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane, bool writeCredits = false)
         {
             var client = new RawClient(UserKey.Channel($"http://127.0.0.1:{home.Port}"));
-            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane } });
+            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane, WriteCredits = writeCredits } });
             client.Hello = (await client.NextAsync()).Hello;
             return client;
         }
@@ -388,7 +388,7 @@ public sealed class BulkLaneTests
             return frame.Completed;
         }
 
-        private async Task<Proto.HomeFrame> NextAsync()
+        internal async Task<Proto.HomeFrame> NextAsync()
         {
             Assert.True(await _call.ResponseStream.MoveNext(CancellationToken.None), "the home ended the stream");
             return _call.ResponseStream.Current;
