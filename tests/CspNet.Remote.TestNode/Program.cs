@@ -232,6 +232,34 @@ try
                 }
             }
 
+        case "offer-seq":
+            {
+                // offer-seq <kind> <name>: offers 0, 1, 2, ... in an alternation beside a 5 ms timer
+                // (a timeout offers the same value again) until a selection fails; says how many were written.
+                var output = (AltingChannelOut<int>)await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                var timer = new CSTimer();
+                var alternative = new Alternative([output, timer]);
+                int written = 0;
+                try
+                {
+                    while (true)
+                    {
+                        output.Offer(written);
+                        timer.RelativeTimeOut(5);
+                        if (await alternative.PriSelectAsync() == 0)
+                        {
+                            written++;
+                        }
+                    }
+                }
+                catch (Exception e) when (e is PeerLostException or PoisonException)
+                {
+                    Console.WriteLine($"done wrote {written} {e.GetType().Name}");
+                    return 0;
+                }
+            }
+
         case "write-big-seq":
             {
                 // write-big-seq <name> <bytes>: writes values of <bytes> bytes to a One2One, the first

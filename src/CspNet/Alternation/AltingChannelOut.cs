@@ -30,7 +30,12 @@ namespace CspNet;
 /// </remarks>
 public abstract class AltingChannelOut<T> : Guard, IChannelOut<T>
 {
-    private protected AltingChannelOut()
+    /// <summary>
+    /// Creates a writing end. The channels' own ends come from the channel; an end defined elsewhere
+    /// can still be a guard (the distributed layer's remote ends are): implement the guard contract
+    /// described on <see cref="Guard"/>.
+    /// </summary>
+    protected AltingChannelOut()
     {
     }
 

@@ -101,6 +101,7 @@ public sealed class LayerDependencyTests
     [
         "CspNet.Internal.IHostedChannel`1",
         "CspNet.Internal.ChannelHold`1",
+        "CspNet.Internal.ReaderClaim`1",
         "CspNet.Internal.Processes.ProcessContext.ThrowIfBlockingInAsyncProcess",
     ];
 

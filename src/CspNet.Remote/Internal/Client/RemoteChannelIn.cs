@@ -1,6 +1,5 @@
 using System;
 using System.Buffers;
-using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -44,10 +43,7 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>
 {
-    private readonly Lock _lock = new();
-    private GuardSite? _site;      // the enabled selection's site, under _lock
-    private PendingOp? _watch;     // the watch at the home, while no value is known there; under _lock
-    private bool _knownReady;      // the newest word from the home: a value was there
+    private readonly HomeReadiness _readiness = new(link, handle, $"Selecting over '{name}'");
 
     // Owner only: the outstanding reservation, and the value chosen for the next read.
     private PendingOp? _reservation;
@@ -134,118 +130,21 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         // (the contract's convention for asynchronous guards). A lost link signals too, so that the
         // reservation reports the loss. Not known ready: a watch finds out for the next selection,
         // or this one's wait.
-        lock (_lock)
-        {
-            if (_knownReady || link.IsFailed)
-            {
-                site.Signal();
-            }
-            else
-            {
-                EnsureWatchLocked();
-            }
-        }
-
+        _readiness.SignalOrWatch(site, enabling: false);
         return false;
     }
 
-    protected internal override void Enable(GuardSite site)
-    {
-        lock (_lock)
-        {
-            _site = site;
-            if (_knownReady || link.IsFailed)
-            {
-                // The reservation this signal starts waits at the home, and reports a lost link.
-                site.Signal();
-            }
-            else
-            {
-                EnsureWatchLocked();
-            }
-        }
-    }
+    // The reservation an Enable's signal starts waits at the home, and reports a lost link.
+    protected internal override void Enable(GuardSite site) => _readiness.SignalOrWatch(site, enabling: true);
 
-    protected internal override void Disable(GuardSite site)
-    {
-        // The watch stays: what it learns lets the next selection's scan see this end ready, in
-        // its turn (without it, a local guard that is always ready would win every scan).
-        lock (_lock)
-        {
-            _site = null;
-        }
-    }
-
-    /// <summary>Keeps one watch at the home while this end does not know of a value there.</summary>
-    private void EnsureWatchLocked()
-    {
-        Debug.Assert(_lock.IsHeldByCurrentThread, "EnsureWatchLocked is called under the end's lock.");
-        if (_watch is not null || link.IsFailed)
-        {
-            return;
-        }
-
-        PendingOp watch = link.Begin();
-        watch.OnReady = () => OnReady(watch);
-        _watch = watch;
-        link.Send(new ClientFrame { Watch = new Watch { Handle = handle, OpId = watch.Id } });
-        _ = WatchEndedAsync(watch);
-    }
-
-    private void OnReady(PendingOp watch)
-    {
-        lock (_lock)
-        {
-            if (_watch == watch)
-            {
-                _watch = null;
-            }
-
-            _knownReady = true;
-            _site?.Signal();
-        }
-    }
-
-    /// <summary>A watch that ends in failure (the link lost, a home that refuses) fails the selection it serves.</summary>
-    private async Task WatchEndedAsync(PendingOp watch)
-    {
-        Completion completion = await watch.Task.ConfigureAwait(false);
-        Exception? failure = null;
-        if (completion.Lost is not null || completion.Outcome is not (Outcome.Ok or Outcome.Cancelled or Outcome.Poisoned))
-        {
-            try
-            {
-                completion.ThrowIfFailed($"Selecting over '{name}'", CancellationToken.None);
-            }
-            catch (Exception e) when (e is not OutOfMemoryException)
-            {
-                failure = e;
-            }
-        }
-
-        lock (_lock)
-        {
-            if (_watch == watch)
-            {
-                _watch = null;
-            }
-
-            if (failure is not null)
-            {
-                _site?.Fail(failure);
-            }
-        }
-    }
+    // The watch stays: what it learns lets the next selection's scan see this end ready, in its turn.
+    protected internal override void Disable(GuardSite site) => _readiness.Disable();
 
     protected internal override async ValueTask<bool> TryReserveAsync(GuardSite site, CancellationToken cancellationToken)
     {
-        bool wait;
-        lock (_lock)
-        {
-            // Enabled: the other guards can still win meanwhile, so waiting at the home for a value
-            // is safe. In the scan nothing else is enabled: ask for a value that is there now.
-            wait = _site is not null;
-        }
+        // Enabled: the other guards can still win meanwhile, so waiting at the home for a value
+        // is safe. In the scan nothing else is enabled: ask for a value that is there now.
+        bool wait = _readiness.IsEnabled;
 
         PendingOp op = link.Begin(reserves: true);
         link.Send(new ClientFrame { Reserve = new Reserve { Handle = handle, OpId = op.Id, Wait = wait } });
@@ -290,11 +189,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
                 if (!cancellationToken.IsCancellationRequested)
                 {
                     // The home had nothing to set aside: watch for the next value.
-                    lock (_lock)
-                    {
-                        _knownReady = false;
-                        EnsureWatchLocked();
-                    }
+                    _readiness.NotReady();
                 }
 
                 return false;

@@ -2,6 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Alternation;
 using CspNet.Internal.Processes;
 using CspNet.Remote.Internal.Diagnostics;
 using CspNet.Remote.Internal.Serialization;
@@ -27,9 +28,17 @@ namespace CspNet.Remote.Internal.Client;
 /// Each process waits for its write before the next, so its values reach the home in order, spent
 /// credit or not.
 /// </para>
+/// <para>
+/// It is an output guard that commits asynchronously (docs/GUARD-CONTRACT.md, docs/DISTRIBUTED.md
+/// "A remote selecting writer"), over the Watch, Reserve, Settle and Deliver frames of link.proto:
+/// the home sets aside a slot of the buffer, or a parked plain reader, for the offer; the value
+/// crosses only once the selection chose the offer (<see cref="Confirm"/> sends it in a Deliver,
+/// without waiting), and a release gives the slot or reader back. An end that holds a credit
+/// reserves it here, without a round trip, and a chosen offer is then a credited write.
+/// </para>
 /// <para>Like a local end, it belongs to one process; a shared (Any) end may be used by several.</para>
 /// </remarks>
-internal sealed class RemoteChannelOut<T> : IChannelOut<T>
+internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 {
     private readonly PeerLink _link;
     private readonly uint _handle;
@@ -37,6 +46,14 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
     private readonly string _name;
     private readonly long _maxValueSize;
     private readonly WriteCredits? _credits;
+    private readonly HomeReadiness _readiness;
+
+    // Owner only: the offer, and what the current selection reserved for it.
+    private T? _value;
+    private bool _hasOffer;
+    private PendingOp? _reservation;   // a reader or slot set aside at the home
+    private bool _reservedCredit;      // a credit of this end taken for the offer
+    private string? _reservedPoison;   // the channel is poisoned: the guard is chosen, and the selection throws
 
     internal RemoteChannelOut(PeerLink link, uint handle, ValueCodec<T> codec, string name, long maxValueSize)
     {
@@ -46,12 +63,24 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         _name = name;
         _maxValueSize = maxValueSize;
         _credits = link.OpenCredits(handle);
+        _readiness = new HomeReadiness(link, handle, $"Offering to '{name}'");
     }
 
     /// <summary>The link this end writes on.</summary>
     internal PeerLink Link => _link;
 
-    public void Write(T value)
+    public override T? OfferedValue => _value;
+
+    public override bool HasOffer => _hasOffer;
+
+    public override AltingChannelOut<T> Offer(T value)
+    {
+        _value = value;
+        _hasOffer = true;
+        return this;
+    }
+
+    public override void Write(T value)
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Write(value)", "WriteAsync(value)");
         ValueTask write = WriteAsync(value);
@@ -63,7 +92,7 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         }
     }
 
-    public ValueTask WriteAsync(T value, CancellationToken cancellationToken = default)
+    public override ValueTask WriteAsync(T value, CancellationToken cancellationToken = default)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -181,13 +210,218 @@ internal sealed class RemoteChannelOut<T> : IChannelOut<T>
         activity?.Stop();
     }
 
-    public void Poison()
+    public override void Poison()
     {
         _link.Poison(_handle);
 
         // Credited writes would not hear of it from the home in time: fail them here, as the
         // home would fail a plain write after this poison.
         _credits?.Poison($"'{_name}' is poisoned: this end poisoned it.");
+    }
+
+    // ---- the output guard ------------------------------------------------------------------------
+
+    protected internal override GuardCapabilities Capabilities => GuardCapabilities.CommitsAsynchronously;
+
+    protected internal override bool Prepare(GuardSite site)
+    {
+        if (!_hasOffer)
+        {
+            throw new InvalidOperationException(
+                $"The {this} takes part in a selection without a value to offer. Call Offer(value) on the end before each selection that may choose it (an offer is written at most once), or pass a false precondition for it.");
+        }
+
+        return true;
+    }
+
+    // Committing takes a round trip (or a credit, which TryReserveAsync takes): say "ready" and the
+    // engine reserves this end in its turn. Not known ready: a watch finds out.
+    protected internal override bool TryCommit(GuardSite site)
+    {
+        _readiness.SignalOrWatch(site, enabling: false, readyHere: HasCreditOrPoison);
+        return false;
+    }
+
+    protected internal override void Enable(GuardSite site) => _readiness.SignalOrWatch(site, enabling: true, readyHere: HasCreditOrPoison);
+
+    protected internal override void Disable(GuardSite site) => _readiness.Disable();
+
+    private bool HasCreditOrPoison => _credits is { } credits && (credits.Poisoned is not null || credits.HasFree);
+
+    protected internal override async ValueTask<bool> TryReserveAsync(GuardSite site, CancellationToken cancellationToken)
+    {
+        if (_credits is { } credits)
+        {
+            if (credits.Poisoned is { } poisoned)
+            {
+                // As a local end: a poisoned channel commits the guard, and the selection throws.
+                _reservedPoison = poisoned;
+                return true;
+            }
+
+            lock (credits.Gate)
+            {
+                if (!_link.IsFailed && credits.TryTakeLocked())
+                {
+                    // A slot of the home's buffer is this end's already: no round trip.
+                    _reservedCredit = true;
+                    return true;
+                }
+            }
+        }
+
+        // Enabled: the other guards can still win meanwhile, so waiting at the home is safe. In the
+        // scan nothing else is enabled: ask for what is there now.
+        bool wait = _readiness.IsEnabled;
+        PendingOp op = _link.Begin(reserves: true);
+        var reserve = new ClientFrame { Reserve = new Reserve { Handle = _handle, OpId = op.Id, Wait = wait } };
+        if (_credits is { } held)
+        {
+            // The home may set one of this end's credits aside for it, as for a plain write: one is kept back until it answers.
+            lock (held.Gate)
+            {
+                held.BeginPlainLocked();
+                _link.Send(reserve);
+            }
+        }
+        else
+        {
+            _link.Send(reserve);
+        }
+
+        _ = EndReservationAsync(op);
+        using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (_link, op.Id)))
+        {
+            await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
+        }
+
+        if (op.Reserved.IsCompleted)
+        {
+            op.ReleaseReserved(); // a writing end's Reserved carries no value
+            if (cancellationToken.IsCancellationRequested)
+            {
+                // Set aside although the selection gave up: give it back before saying "nothing reserved".
+                _link.Settle(op.Id, accept: false);
+                return false;
+            }
+
+            _reservation = op;
+            return true;
+        }
+
+        Completion completion = await op.Task.ConfigureAwait(false);
+        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        {
+            case Outcome.Cancelled:
+                if (!cancellationToken.IsCancellationRequested)
+                {
+                    // The home had nothing to set aside: watch again.
+                    _readiness.NotReady();
+                }
+
+                return false;
+            case Outcome.Poisoned:
+                _reservedPoison = completion.Message;
+                return true;
+            default:
+                completion.ThrowIfFailed($"Offering to '{_name}'", cancellationToken);
+                return false;
+        }
+    }
+
+    /// <summary>A reservation's answer: the credit kept back for it is free again (or was spent at the home).</summary>
+    private async Task EndReservationAsync(PendingOp op)
+    {
+        Completion completion = await op.Task.ConfigureAwait(false);
+        _credits?.EndPlain(completion.Lost is null && op.CreditUsed);
+    }
+
+    protected internal override void Confirm(GuardSite site)
+    {
+        if (_reservedPoison is { } poison)
+        {
+            // Not written: the offer stays, as for a guard that was not chosen.
+            _reservedPoison = null;
+            throw new PoisonException(poison);
+        }
+
+        if (_reservedCredit)
+        {
+            _reservedCredit = false;
+            PooledValueBuffer bytes;
+            try
+            {
+                bytes = ValueEncoder.EncodePooled(_codec, _value!, _maxValueSize);
+                _link.SendCredited(_handle, bytes, traceparent: string.Empty);
+            }
+            catch
+            {
+                lock (_credits!.Gate)
+                {
+                    _credits.ReturnLocked();
+                }
+
+                throw;
+            }
+        }
+        else if (_reservation is { } op)
+        {
+            _reservation = null;
+            if (_link.IsFailed)
+            {
+                // The home gives what it set aside back when its stream ends: nothing was written.
+                throw new PeerLostException($"Lost the link to {_link.Target} while offering to '{_name}': nothing was written.");
+            }
+
+            PooledValueBuffer bytes;
+            try
+            {
+                bytes = ValueEncoder.EncodePooled(_codec, _value!, _maxValueSize);
+            }
+            catch
+            {
+                _link.Settle(op.Id, accept: false);
+                throw;
+            }
+
+            // The value crosses now, without waiting: the home places it before anything this end
+            // sends later. Its bytes go back once the home has answered (it had every frame then).
+            _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Deliver = new Deliver { OpId = op.Id, Data = last } });
+            _ = ReturnWhenAnsweredAsync(op, bytes);
+        }
+
+        // Written: an offer is used exactly once.
+        _value = default;
+        _hasOffer = false;
+    }
+
+    private static async Task ReturnWhenAnsweredAsync(PendingOp op, PooledValueBuffer bytes)
+    {
+        Completion completion = await op.Task.ConfigureAwait(false);
+        if (completion.Lost is null)
+        {
+            bytes.Return();
+        }
+    }
+
+    protected internal override void Release(GuardSite site)
+    {
+        if (_reservedCredit)
+        {
+            _reservedCredit = false;
+            lock (_credits!.Gate)
+            {
+                _credits.ReturnLocked();
+            }
+        }
+
+        if (_reservation is { } op)
+        {
+            _reservation = null;
+            _link.Settle(op.Id, accept: false);
+        }
+
+        _reservedPoison = null;
     }
 
     public override string ToString() => $"writing end of '{_name}' at {_link.Target}";

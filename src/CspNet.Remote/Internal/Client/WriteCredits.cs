@@ -48,7 +48,26 @@ internal sealed class WriteCredits
         return true;
     }
 
-    /// <summary>A plain write is sent; under <see cref="Gate"/>.</summary>
+    /// <summary>Whether a credit is free of the plain writes in flight now (a hint: another writer of the end may take it first).</summary>
+    internal bool HasFree
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return _available - _plainInFlight > 0;
+            }
+        }
+    }
+
+    /// <summary>Gives back a credit taken for an offer its selection did not choose; under <see cref="Gate"/>.</summary>
+    internal void ReturnLocked()
+    {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "ReturnLocked is called under Gate.");
+        _available++;
+    }
+
+    /// <summary>A plain write (or a reservation for an offer) is sent; under <see cref="Gate"/>.</summary>
     internal void BeginPlainLocked()
     {
         Debug.Assert(Gate.IsHeldByCurrentThread, "BeginPlainLocked is called under Gate.");

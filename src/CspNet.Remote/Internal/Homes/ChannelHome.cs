@@ -144,6 +144,148 @@ internal sealed class ChannelHome<T> : Home
                 },
                 cancellationToken);
 
+        /// <summary>
+        /// A selecting writer's watch: fires when a reservation could set something aside now (a slot
+        /// of the end's own credits, a free slot, or a parked plain reader) or the channel is poisoned.
+        /// </summary>
+        internal override Task<OpResult> WatchAsync(Action ready, CancellationToken cancellationToken) =>
+            Run(
+                async ct =>
+                {
+                    IHostedChannel<T> core = home._hosted;
+                    if (_credits?.HasOutstanding != true)
+                    {
+                        await WhenSettableAsideAsync(core, ct).ConfigureAwait(false);
+                    }
+
+                    ready();
+                    return OpResult.Ok;
+                },
+                cancellationToken);
+
+        internal override bool ReservesForWrites => true;
+
+        internal override Task<OpResult> ReserveForWriteAsync(bool wait, Action reserved, WriteReservation reservation, CancellationToken cancellationToken) =>
+            Run(
+                async ct =>
+                {
+                    IHostedChannel<T> core = home._hosted;
+                    OfferTarget target;
+                    while (!TrySetAside(core, out target))
+                    {
+                        if (!wait)
+                        {
+                            return OpResult.Cancelled; // nothing to set aside now, and the client did not want to wait
+                        }
+
+                        await WhenSettableAsideAsync(core, ct).ConfigureAwait(false);
+                    }
+
+                    // From here the target is settled exactly once: filled by the Deliver that
+                    // carries the value, or given back (declined, the end detached, the stream ended).
+                    bool placed = false;
+                    try
+                    {
+                        reservation.SetAside((value, tooLarge) => Place(core, target, value, tooLarge));
+                        reserved();
+                        placed = await reservation.Settled.ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        if (!placed)
+                        {
+                            GiveBack(core, target);
+                        }
+                    }
+
+                    return new OpResult(placed ? Outcome.Ok : Outcome.Cancelled, CreditUsed: target.CreditUsed);
+                },
+                cancellationToken);
+
+        /// <summary>Completes when a reservation for an offer could set something aside (room, or a plain reader where there are no reservable slots) or on poison.</summary>
+        private static ValueTask WhenSettableAsideAsync(IHostedChannel<T> core, CancellationToken cancellationToken) =>
+            core.ReservableCapacity > 0 ? core.WhenReservableAsync(cancellationToken) : core.WhenReaderClaimableAsync(cancellationToken);
+
+        /// <summary>
+        /// Sets aside what the offer's value would go to: a slot the end's credits hold (it never
+        /// waits for room its own reservations keep), a free slot, or, on a channel without
+        /// reservable slots, a parked plain reader. Throws the poison on a poisoned channel.
+        /// </summary>
+        private bool TrySetAside(IHostedChannel<T> core, out OfferTarget target)
+        {
+            if (core.IsPoisoned)
+            {
+                throw core.CreatePoisoned();
+            }
+
+            if (_credits is not null && _credits.Spend())
+            {
+                target = new OfferTarget(null, CreditUsed: true);
+                return true;
+            }
+
+            if (core.ReservableCapacity > 0)
+            {
+                target = default;
+                return core.TryReserve(1) == 1;
+            }
+
+            target = new OfferTarget(core.TryClaimReader(), CreditUsed: false);
+            return target.Reader is not null;
+        }
+
+        /// <summary>Places the chosen offer's value where its reservation set it aside; a value that cannot be placed poisons the channel.</summary>
+        private bool Place(IHostedChannel<T> core, OfferTarget target, ReadOnlySequence<byte> value, bool tooLarge)
+        {
+            T item;
+            try
+            {
+                if (tooLarge || home.TooLarge(value.Length) is not null)
+                {
+                    throw new System.IO.InvalidDataException($"it is larger than the {home._maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)");
+                }
+
+                item = home._codec!.Read(value);
+            }
+#pragma warning disable CA1031 // Not swallowed: the channel is poisoned with it, which every party sees.
+            catch (Exception e) when (e is not OutOfMemoryException)
+#pragma warning restore CA1031
+            {
+                GiveBack(core, target);
+                string kind = home.Kind.WireName(), name = home.Name, peer = Peer, why = e.Message;
+                core.Poison(() => new PoisonException($"{kind} '{name}' is poisoned: a value {peer} offered (its selection had chosen the offer) could not be placed: {why}."));
+                return false;
+            }
+
+            if (target.Reader is { } reader)
+            {
+                core.Deliver(reader, item);
+            }
+            else
+            {
+                core.PutReserved(item);
+                _credits?.Grant();
+            }
+
+            return true;
+        }
+
+        private void GiveBack(IHostedChannel<T> core, OfferTarget target)
+        {
+            if (target.Reader is { } reader)
+            {
+                core.Release(reader);
+            }
+            else
+            {
+                core.ReleaseReservations(1);
+                _credits?.Grant();
+            }
+        }
+
+        /// <summary>What a write reservation set aside: a claimed reader, or (null) one buffer slot; whether the slot was one of the end's credits.</summary>
+        private readonly record struct OfferTarget(ReaderClaim<T>? Reader, bool CreditUsed);
+
         internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._hosted, grant);
 
         internal override bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge)

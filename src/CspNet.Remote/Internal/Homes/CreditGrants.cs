@@ -79,6 +79,18 @@ internal sealed class CreditGrants<T>
         Grant();
     }
 
+    /// <summary>Whether the end has credits outstanding: slots reserved for it that a value of its own may fill.</summary>
+    internal bool HasOutstanding
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _outstanding > 0;
+            }
+        }
+    }
+
     /// <summary>A credited value arrived: spends one outstanding credit; false if the end had none.</summary>
     internal bool Spend()
     {

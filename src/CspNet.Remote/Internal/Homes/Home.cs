@@ -113,6 +113,18 @@ internal abstract class HomeEnd
     internal virtual Task<OpResult> ReserveAsync(bool wait, Action<PooledValueBuffer> reserved, Task<bool> settled, CancellationToken cancellationToken) =>
         Task.FromResult(OpResult.WrongOperation("reservation"));
 
+    /// <summary>Whether a Reserve on this end is a writing end's (<see cref="ReserveForWriteAsync"/>) rather than a reading end's.</summary>
+    internal virtual bool ReservesForWrites => false;
+
+    /// <summary>
+    /// For a writing end: sets a reader or a buffer slot aside for an offer (waiting for one if
+    /// <paramref name="wait"/>), calls <paramref name="reserved"/>, and then gives it back unless
+    /// <paramref name="reservation"/> placed the writer's value: OK if placed, CANCELLED if given
+    /// back or if nothing was set aside.
+    /// </summary>
+    internal virtual Task<OpResult> ReserveForWriteAsync(bool wait, Action reserved, WriteReservation reservation, CancellationToken cancellationToken) =>
+        Task.FromResult(OpResult.WrongOperation("write reservation"));
+
     internal abstract void Poison();
 
     /// <summary>

@@ -224,7 +224,9 @@ internal sealed partial class HomeSession
                 {
                     // Settles a reservation (a second Settle changes nothing); for another running
                     // operation it is ignored: that operation's own Completed is still owed.
+                    // A writing end's reservation is accepted only by Deliver, which brings the value.
                     reservation.Settled?.TrySetResult(frame.Settle.Accept);
+                    reservation.Offer?.Decline();
                 }
                 else
                 {
@@ -236,6 +238,9 @@ internal sealed partial class HomeSession
                 break;
             case ClientFrame.BodyOneofCase.Batch:
                 DispatchBatch(frame.Batch);
+                break;
+            case ClientFrame.BodyOneofCase.Deliver:
+                Deliver(frame.Deliver);
                 break;
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
@@ -403,6 +408,57 @@ internal sealed partial class HomeSession
             activity?.Stop();
             // The value was decoded before WriteAsync returned: its pooled parts go back now, not
             // when a reader takes it, so a blocked write holds the decoded value only.
+            chunks?.Release();
+        }
+    }
+
+    /// <summary>
+    /// The value of a writing end's offer that its selection chose: placed where the reservation
+    /// set it aside, before any later frame of the stream is handled (after credited values of the
+    /// end still coming on the lane), so the writer's values keep their order.
+    /// </summary>
+    private void Deliver(Deliver deliver)
+    {
+        _chunks.Remove(deliver.OpId, out ValueAssembler? chunks);
+        _assemblyBytes -= chunks?.Length ?? 0;
+        try
+        {
+            bool tooLarge = _oversized.Remove(deliver.OpId) || (chunks?.Length ?? 0) + deliver.Data.Length > _node.Options.MaxValueSize;
+            if (!_running.TryGetValue(deliver.OpId, out RunningOp running))
+            {
+                Complete(deliver.OpId, new OpResult(Outcome.Error, StatusCode.FailedPrecondition, $"Operation {deliver.OpId} holds no writing end's reservation to deliver to."));
+                return;
+            }
+
+            if (running.Offer is not { } offer)
+            {
+                return; // another running operation: its own Completed is still owed
+            }
+
+            ReadOnlySequence<byte> value = tooLarge ? default : ValueAssembler.Complete(chunks, deliver.Data);
+            if (IsQueued(running.Handle) && _ends.TryGetValue(running.Handle, out HomeEnd? end))
+            {
+                // Behind credited values still on the lane: placed after them, from a copy.
+                LanePayload copy = tooLarge ? default : Copy(value);
+                InOrder(running.Handle, end, _ =>
+                {
+                    try
+                    {
+                        offer.Deliver(copy.Array is null ? default : new ReadOnlySequence<byte>(copy.Array, 0, copy.Length), tooLarge);
+                    }
+                    finally
+                    {
+                        copy.Return();
+                    }
+                });
+                return;
+            }
+
+            // Decoded before Deliver returns: the pooled parts go back below.
+            offer.Deliver(value, tooLarge);
+        }
+        finally
+        {
             chunks?.Release();
         }
     }
@@ -725,7 +781,7 @@ internal sealed partial class HomeSession
         }
     }
 
-    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null, long heldBytes = 0)
+    private void Start<TArg>(ulong opId, uint handle, Func<HomeEnd, CancellationToken, TArg, Task<OpResult>> operation, TArg argument, TaskCompletionSource<bool>? settled = null, Activity? activity = null, long heldBytes = 0, WriteReservation? offer = null)
     {
         RequireNew(opId);
         if (!_ends.TryGetValue(handle, out HomeEnd? end))
@@ -750,7 +806,7 @@ internal sealed partial class HomeSession
 
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
-        _running[opId] = new RunningOp(handle, cts, settled);
+        _running[opId] = new RunningOp(handle, cts, settled, offer);
         Interlocked.Increment(ref _runningCount);
         _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity, heldBytes);
     }
@@ -761,6 +817,18 @@ internal sealed partial class HomeSession
     /// </summary>
     private void StartReserve(Reserve reserve)
     {
+        if (_ends.TryGetValue(reserve.Handle, out HomeEnd? writer) && writer.ReservesForWrites)
+        {
+            var reservation = new WriteReservation();
+            Start(
+                reserve.OpId,
+                reserve.Handle,
+                static (end, ct, s) => end.ReserveForWriteAsync(s.Wait, () => s.session.Send(new HomeFrame { Reserved = new Reserved { OpId = s.OpId } }), s.reservation, ct),
+                (session: this, reserve.OpId, reserve.Wait, reservation),
+                offer: reservation);
+            return;
+        }
+
         var settled = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
         Start(
             reserve.OpId,
@@ -794,7 +862,7 @@ internal sealed partial class HomeSession
             if (running.Handle == handle)
             {
                 running.Cancellation.Cancel();
-                running.Settled?.TrySetResult(false);
+                running.Decline();
             }
         }
     }
@@ -861,7 +929,7 @@ internal sealed partial class HomeSession
             running.Cancellation.Cancel();
 
             // A value set aside for this client goes back: nothing is lost with the stream.
-            running.Settled?.TrySetResult(false);
+            running.Decline();
         }
 
         foreach ((uint handle, HomeEnd end) in _ends)
@@ -894,7 +962,15 @@ internal sealed partial class HomeSession
     }
 
     /// <summary>An operation in progress: the end it runs on (a Detach cancels it), its cancellation, and for a reservation the client's Settle.</summary>
-    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled);
+    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled, WriteReservation? Offer = null)
+    {
+        /// <summary>Gives back what a reservation set aside (a value for a reader, a reader or slot for a writer) unless it was taken already.</summary>
+        internal void Decline()
+        {
+            Settled?.TrySetResult(false);
+            Offer?.Decline();
+        }
+    }
 
     private static partial class Log
     {

@@ -4,7 +4,7 @@ namespace CspNet.Internal;
 
 /// <summary>
 /// A value set aside by <see cref="CspChannel{T}.TryHold"/>: settled exactly once, by
-/// <see cref="CspChannel{T}.Commit"/> or <see cref="CspChannel{T}.Release"/>.
+/// <see cref="CspChannel{T}.Commit"/> or <see cref="CspChannel{T}.Release(ChannelHold{T})"/>.
 /// </summary>
 internal sealed class ChannelHold<T>
 {

@@ -29,6 +29,14 @@ public abstract partial class CspChannel<T> : IHostedChannel<T>
 
     ValueTask IHostedChannel<T>.WhenReservableAsync(CancellationToken cancellationToken) => WhenReservableAsync(cancellationToken);
 
+    ReaderClaim<T>? IHostedChannel<T>.TryClaimReader() => TryClaimReader();
+
+    ValueTask IHostedChannel<T>.WhenReaderClaimableAsync(CancellationToken cancellationToken) => WhenReaderClaimableAsync(cancellationToken);
+
+    void IHostedChannel<T>.Deliver(ReaderClaim<T> claim, T item) => Deliver(claim, item);
+
+    void IHostedChannel<T>.Release(ReaderClaim<T> claim) => Release(claim);
+
     Task IHostedChannel<T>.WhenPoisoned() => WhenPoisoned();
 
     void IHostedChannel<T>.Poison(Func<PoisonException> reason) => Poison(reason);

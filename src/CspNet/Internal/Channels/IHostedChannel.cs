@@ -19,7 +19,8 @@ namespace CspNet.Internal;
 /// </para>
 /// <para>
 /// Every member is safe to call from any thread and takes the channel's lock itself; none blocks
-/// a thread. A hold is settled exactly once, by <see cref="Commit"/> or <see cref="Release"/>.
+/// a thread. A hold is settled exactly once, by <see cref="Commit"/> or <see cref="Release(ChannelHold{T})"/>;
+/// a reader claim exactly once, by <see cref="Deliver"/> or <see cref="Release(ReaderClaim{T})"/>.
 /// A reservation is used exactly once, by <see cref="PutReserved"/> or given back by
 /// <see cref="ReleaseReservations"/>.
 /// </para>
@@ -62,6 +63,22 @@ internal interface IHostedChannel<T>
 
     /// <summary>Completes when a reservation could succeed now or the channel is poisoned; reserves nothing.</summary>
     ValueTask WhenReservableAsync(CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Sets one parked plain reader aside (its read stays incomplete) if a write could hand it a
+    /// value now, or returns null. Throws <see cref="PoisonException"/> once the channel is poisoned.
+    /// Readers parked by an alternation are never claimed.
+    /// </summary>
+    ReaderClaim<T>? TryClaimReader();
+
+    /// <summary>Completes when a reader claim could succeed now or the channel is poisoned; claims nothing.</summary>
+    ValueTask WhenReaderClaimableAsync(CancellationToken cancellationToken);
+
+    /// <summary>The claimed reader's read completes now with <paramref name="item"/>.</summary>
+    void Deliver(ReaderClaim<T> claim, T item);
+
+    /// <summary>Gives a claimed reader back: first in line, or paired with a value that came meanwhile.</summary>
+    void Release(ReaderClaim<T> claim);
 
     /// <summary>Whether the channel is poisoned (the public <see cref="CspChannel{T}.IsPoisoned"/>).</summary>
     bool IsPoisoned { get; }
