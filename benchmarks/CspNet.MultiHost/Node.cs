@@ -45,8 +45,10 @@ internal static class Node
                         // The harness has just killed the NameServer in use: how long until this
                         // program can register a name again (through the replica).
                         long start = Stopwatch.GetTimestamp();
+                        int threads = ThreadPool.ThreadCount;
+                        long queued = ThreadPool.PendingWorkItemCount;
                         await node.GetOne2OneInAsync<int>($"r{index}.{words[1]}");
-                        Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0}");
+                        Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0} thread-pool threads {threads} -> {ThreadPool.ThreadCount}, queued at the start {queued}");
                         break;
                     }
 

@@ -74,6 +74,7 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
         ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
         Certificate = certificate,
         TrustedCertificate = authority,
+        LoggerFactory = TraceLog.FromEnvironment(),
     };
     try
     {
