@@ -68,7 +68,8 @@ internal static class Charts
         return ChartKit.Save(plot, directory, fileName);
     }
 
-    private static string GroupedBars(string directory, string fileName, string title, string yLabel, string[] groups, string[] series, double[][] values)
+    /// <summary>Grouped bars on a log scale, one colour per series; returns the file written.</summary>
+    internal static string GroupedBars(string directory, string fileName, string title, string yLabel, string[] groups, string[] series, double[][] values)
     {
         var plot = new Plot();
         plot.Title(title);

@@ -160,7 +160,7 @@ internal static class Program
     }
 
     /// <summary>Writes a chart with <paramref name="write"/> when --charts asked for them, and says where.</summary>
-    private static void Chart(Options options, Func<string, string> write)
+    internal static void Chart(Options options, Func<string, string> write)
     {
         if (options.ChartsDirectory is { } directory)
         {

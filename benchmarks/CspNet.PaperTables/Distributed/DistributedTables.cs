@@ -150,6 +150,7 @@ internal static class DistributedTables
                     ["async CSP / buffered named", "0.375", N(latency[2] / 2, 1), N(latency[2] / latency[0], 2)],
                     ["sync CSP / unbuffered named", "0.4", N(latency[1] / 2, 1), N(latency[1] / latency[0], 2)],
                 ]);
+            Program.Chart(options, dir => DistributedCharts.WritePing(dir, latency[0] / 2, latency[2] / 2, latency[1] / 2));
         }
 
         if (options.Runs("d-size"))
@@ -160,6 +161,7 @@ internal static class DistributedTables
                 $"Median of {reps} runs after warm-up; Mbit/s = 2 x size x 8 / round trip. The papers show charts only: on their 100 Mbit/s network every\n"
                 + "framework approached 100 Mbit/s above ~20,000 bytes, sync CSP catching up with async and MPI there.");
             var rows = new List<string[]>();
+            var chartRows = new List<(int, double, double, double)>();
             foreach (int size in sizes)
             {
                 byte[] value = new byte[size];
@@ -174,9 +176,11 @@ internal static class DistributedTables
 
                 rows.Add([Size(size), Mbit(2.0 * size / micros[0]), Mbit(2.0 * size / micros[2]), Mbit(2.0 * size / micros[1]),
                     N(micros[0] / micros[2], 2), N(micros[0] / micros[1], 2)]);
+                chartRows.Add((size, 16.0 * size / micros[0], 16.0 * size / micros[2], 16.0 * size / micros[1]));
             }
 
             PrintTable(["message", "raw TCP", "buffered named", "unbuffered named", "buffered / TCP", "unbuffered / TCP"], rows);
+            Program.Chart(options, dir => DistributedCharts.WriteSizes(dir, chartRows));
         }
 
         return latency[1];
@@ -209,6 +213,7 @@ internal static class DistributedTables
                 + $"Paper 001 (charts only, 100 Mbit/s network, broadcast to 8 machines): async CSP and MPI near the network, sync CSP lower for small messages;\n"
                 + "for broadcast MPI reached up to ~4x the link (aggregated), CPA networking stayed below the network's 100 Mbit/s.");
             var rows = new List<string[]>();
+            var chartRows = new List<(string, double, double)>();
             foreach (int readers in new[] { 1, Readers })
             {
                 foreach (int size in sizes)
@@ -243,10 +248,12 @@ internal static class DistributedTables
                         reps);
                     double bytes = (double)readers * size * Burst;
                     rows.Add([readers == 1 ? "point-to-point" : $"broadcast to {readers}", Size(size), Mbit(bytes / tcp), Mbit(bytes / named), N(tcp / named, 2)]);
+                    chartRows.Add(((readers == 1 ? "1:1 " : $"1:{readers} ") + Size(size), bytes * 8 / tcp, bytes * 8 / named));
                 }
             }
 
             PrintTable(["", "message", "raw TCP", "named", "named / TCP"], rows);
+            Program.Chart(options, dir => DistributedCharts.WriteBroadcast(dir, chartRows));
         }
         finally
         {
@@ -293,6 +300,7 @@ internal static class DistributedTables
             + "and communication = packets x round trip. Request-respond: the farmer alternates (FairSelect) over one request channel per worker; scatter-gather:\n"
             + "it writes a packet to every worker at once, then reads every result. The paper's columns are for 1e9 iterations over 8 workers.");
         var rows = new List<string[]>();
+        var chartRows = new List<(long, double, double, double, double, double, double)>();
         foreach (long iterations in perPacket)
         {
             long packets = total / iterations;
@@ -306,9 +314,11 @@ internal static class DistributedTables
                 Ms(requestRespond), Ms(scatterGather),
                 double.IsNaN(paperOptimal) ? "-" : N(paperOptimal), double.IsNaN(paperSub) ? "-" : N(paperSub),
             ]);
+            chartRows.Add((iterations, computeMs + (communicationMs / workers), computeMs + communicationMs, requestRespond, scatterGather, paperOptimal, paperSub));
         }
 
         PrintTable(["iterations/packet", "packets", "comm. ms", "comp. ms", "optimal ms", "sub-optimal ms", "request-respond ms", "scatter-gather ms", "paper optimal", "paper sub-opt."], rows);
+        Program.Chart(options, dir => DistributedCharts.WritePi(dir, chartRows));
     }
 
     /// <summary>One farm run: starts the workers, farms <paramref name="total"/> iterations in packets, returns the milliseconds from the first packet to the last result.</summary>
@@ -400,6 +410,7 @@ internal static class DistributedTables
             "Escape time up to 255; 4 bytes per data point (DP) as the paper counts them. The farmer alternates (FairSelect) over one result channel per\n"
             + "worker and answers each result with the next row. Paper 002 (JCSP / CSP for .NET 2.0, 100 Mbit/s network, Core Duo workers).");
         var rows = new List<string[]>();
+        var chartRows = new List<(int, double, double)>();
         foreach (int scale in scales)
         {
             int w = width * scale, h = height * scale;
@@ -447,9 +458,11 @@ internal static class DistributedTables
             (double paperDps, double paperBps) = s_paperMandelbrot[scale - 1];
             rows.Add([scale.ToString(Culture), points.ToString("0.00e0", Culture), N(seconds, 2), (points / seconds).ToString("0.00e0", Culture), (bytes / seconds).ToString("0.00e0", Culture),
                 paperDps.ToString("0.00e0", Culture), paperBps.ToString("0.00e0", Culture)]);
+            chartRows.Add((scale, points / seconds, paperDps));
         }
 
         PrintTable(["scale", "data points", "s", "DP/s", "bytes/s", "paper DP/s", "paper bytes/s"], rows);
+        Program.Chart(options, dir => DistributedCharts.WriteMandelbrot(dir, chartRows));
     }
 
     // ---- Token ring (paper 003, Figure 2) -------------------------------------------------------
@@ -462,6 +475,7 @@ internal static class DistributedTables
             "Paper 003 Figure 2: the PyCSP token ring, one token passed around N programs over unbuffered named One2One channels",
             $"Median of {reps} runs after warm-up; messages/s = hops per second. Paper 003 (chart only): PyCSP's network channels on a cluster.");
         var rows = new List<string[]>();
+        var chartRows = new List<(int, double)>();
         foreach (int members in sizes)
         {
             await using Cluster cluster = await Cluster.StartAsync("papers-ring-0");
@@ -479,8 +493,10 @@ internal static class DistributedTables
                 laps,
                 reps);
             rows.Add([members.ToString(Culture), N(lapMicros, 0), N(members * 1e6 / lapMicros, 0), N(lapMicros / members, 1)]);
+            chartRows.Add((members, members * 1e6 / lapMicros));
         }
 
         PrintTable(["programs", "µs per lap", "messages/s", "µs per hop"], rows);
+        Program.Chart(options, dir => DistributedCharts.WriteRing(dir, chartRows));
     }
 }

@@ -120,6 +120,34 @@ public sealed class DistParallelCancellationTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task RunAsync_CancelledWhileANestedParallelsProcessesBlockOnNamedChannels_PoisonsThemAndFreesTheWorker()
+    {
+        await using PoolSystem system = await PoolSystem.StartAsync();
+        WorkerPoolHost pool = await system.PoolAsync("pool", 1);
+        CspNode client = await system.NodeAsync("client");
+        var readers = new[]
+        {
+            new StarvedReader("cancel-nested-a-" + Guid.NewGuid().ToString("N")),
+            new StarvedReader("cancel-nested-b-" + Guid.NewGuid().ToString("N")),
+        };
+        var nested = new NestedParallel(readers);
+        var run = new DistParallel([nested], client) { Shipper = new FakeShipping() };
+        using var cancel = new CancellationTokenSource();
+
+        Task running = run.RunAsync(cancel.Token);
+        await Task.WhenAll(readers.Select(r => r.Reading.Task));
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => running);
+
+        foreach (StarvedReader reader in readers)
+        {
+            Assert.IsType<PoisonException>(await reader.Ended.Task);
+        }
+
+        Assert.Equal(1, pool.FreeWorkers);
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task RunAsync_CancelledBeforeTheRemoteProcessStarts_ItNeverRunsAndTheWorkerIsFree()
     {
         var store = new FakeShipping.Store { HoldBeforeStart = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously) };
@@ -232,6 +260,12 @@ public sealed class DistParallelCancellationTests
                 throw;
             }
         }
+    }
+
+    /// <summary>Runs its processes in a <see cref="Parallel"/> of its own, on threads it starts itself.</summary>
+    private sealed class NestedParallel(ICSPProcess[] processes) : ICSPProcess
+    {
+        public void Run() => new Parallel(processes).Run();
     }
 
     /// <summary>Awaits a delay that only its token ends.</summary>

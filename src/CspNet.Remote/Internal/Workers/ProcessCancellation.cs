@@ -11,9 +11,9 @@ namespace CspNet.Remote.Internal.Workers;
 /// </summary>
 /// <remarks>
 /// Ambient (<see cref="Current"/>) on the process's own thread and in what that thread awaits, so
-/// that <see cref="CspNode"/>'s getters can hand it every end they give out. Ends got by threads
-/// the process starts itself (a nested <see cref="Parallel"/>) are not tracked: they see the token
-/// only if the process passes it on.
+/// that <see cref="CspNode"/>'s getters can hand it every end they give out. It flows with the
+/// execution context, so the processes of a nested <see cref="Parallel"/> and the threads and tasks
+/// the process starts are covered; work started with the flow suppressed is not.
 /// </remarks>
 internal sealed class ProcessCancellation : IDisposable
 {
