@@ -14,6 +14,9 @@ internal static class Node
     {
         options.ProgramLabel = $"scale-{index}";
         options.NameServerTimeout = TimeSpan.FromSeconds(30);
+
+        // Many programs setting up links at once on a few cores take longer than the default 5 s.
+        options.PeerTimeout = TimeSpan.FromSeconds(30);
         if (replica is not null)
         {
             options.NameServerReplicas.Add(replica);
