@@ -72,9 +72,12 @@ if (Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE") is { } certifi
     options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_KEY_FILE"));
     options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TRUSTED_CERTIFICATE_FILE")!);
 
-    // Worker pools of the rig serve mutual TLS with the same authority.
-    options.WorkerPoolTrustedCertificate = options.TrustedCertificate;
-    options.WorkerPoolClientCertificate = options.Certificate;
+    if (args[1] == "dist-parallel")
+    {
+        // Worker pools of the rig serve mutual TLS with the same authority.
+        options.WorkerPoolTrustedCertificate = options.TrustedCertificate;
+        options.WorkerPoolClientCertificate = options.Certificate;
+    }
 }
 
 foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAMESERVER_REPLICAS") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries))
