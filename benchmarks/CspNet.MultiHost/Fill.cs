@@ -18,13 +18,13 @@ internal static class Fill
 {
     private const int Port = 5555;
 
-    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds)
+    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds, bool[] lanes)
     {
         await using Cluster cluster = await Cluster.CreateAsync(3);
         await cluster.StartNameServerAsync(0);
-        Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after 1 s of warm-up; MB/s = 10^6 bytes/s");
-        Console.WriteLine("| link | value | named buffered channel (TLS) | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear |");
-        Console.WriteLine("|---|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after 1 s of warm-up; MB/s = 10^6 bytes/s; load {Load()}");
+        Console.WriteLine("| link | value | named buffered channel (TLS) | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear |");
+        Console.WriteLine("|---|---:|---:|---|---:|---:|---:|---:|");
         foreach (string rate in rates)
         {
             await cluster.Rig.LimitRateAsync(2, rate == "none" ? null : rate);
@@ -33,16 +33,24 @@ internal static class Fill
                 string text = size.ToString(CultureInfo.InvariantCulture);
                 string duration = seconds.ToString(CultureInfo.InvariantCulture);
                 string ns = cluster.NameServerUri(0).ToString();
-                double named = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", "fill" + text, "--size", text, "--seconds", duration],
-                    ["fill-write", "--nameserver", ns, "--name", "fill" + text, "--size", text]);
                 double tls = await PairAsync(cluster, ["tcp-read", "--tls", "--seconds", duration], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
                 double clear = await PairAsync(cluster, ["tcp-read", "--seconds", duration], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
-                Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x |");
+                foreach (bool lane in lanes)
+                {
+                    string[] noLane = lane ? [] : ["--no-lane"];
+                    string name = $"fill{text}{(lane ? "lane" : "link")}";
+                    double named = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--seconds", duration, .. noLane],
+                        ["fill-write", "--nameserver", ns, "--name", name, "--size", text, .. noLane]);
+                    Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x |");
+                }
             }
         }
 
+        Console.WriteLine($"# load at the end {Load()}");
         return 0;
     }
+
+    private static string Load() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ')[..3]) : "unknown";
 
     /// <summary>Runs a reader on host 1 and a writer on host 2; the reader's MB/s.</summary>
     private static async Task<double> PairAsync(Cluster cluster, string[] reader, string[] writer)

@@ -45,12 +45,14 @@ scale.SetAction(result => Cli.Report(async () =>
 var rates = Cli.List("--rates", "link rates for tc tbf, or none", "RATES", text => text);
 var sizes = Cli.List("--sizes", "value sizes in bytes", "SIZES", text => (int)Cli.ParseCount(text, 1024, 1, 64 << 20, "--sizes"));
 var seconds = Cli.IntCount("--seconds", "seconds measured per figure", 5, 1, 600);
-var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds };
+bool[] laneOn = [true], laneOff = [false], laneBoth = [true, false];
+var lane = Cli.Choice("--lane", "the named channel with the bulk lane, without it, or both", "both", ("on", laneOn), ("off", laneOff), ("both", laneBoth));
+var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds, lane };
 fill.SetAction(result => Cli.Report(() =>
 {
     string[] r = result.GetValue(rates) is { Length: > 0 } given ? given : ["1gbit", "10gbit", "none"];
     int[] s = result.GetValue(sizes) is { Length: > 0 } chosen ? chosen : [64 << 10, 1 << 20, 4 << 20];
-    return Fill.RunAsync(r, s, result.GetValue(seconds));
+    return Fill.RunAsync(r, s, result.GetValue(seconds), result.GetValue(lane)!.Value);
 }));
 
 return await Cli.RunAsync(
@@ -75,6 +77,7 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
         Certificate = certificate,
         TrustedCertificate = authority,
         LoggerFactory = TraceLog.FromEnvironment(),
+        BulkLane = !rest.Contains("--no-lane"),
     };
     try
     {

@@ -161,15 +161,18 @@ public sealed class CspNodeOptions
     public bool PipelineBufferedWrites { get; set; } = true;
 
     /// <summary>
-    /// Whether large values to and from programs on this host travel on a bulk lane (default
-    /// <see langword="true"/>): a Unix domain socket beside the link, in a directory only this user
-    /// can enter, opened with a secret handed out over the link. Only its bytes move there: every
-    /// answer (the reader took the value, cancellation, poison, a lost program) still comes on the
-    /// link, so a write means exactly what it means without the lane. A lane that fails is dropped
-    /// and its values are sent again on the link, once. Both programs must have it on; a program
-    /// that does not know it (another client of the Link protocol) uses the link alone. Programs on
-    /// different hosts use the link. The default can be turned off process-wide with the
-    /// <see cref="AppContext"/> switch <c>CspNet.Remote.DisableBulkLane</c>. See docs/DISTRIBUTED.md.
+    /// Whether large values travel on a bulk lane beside the link (default <see langword="true"/>):
+    /// to a program on this host, a Unix domain socket in a directory only this user can enter; to
+    /// a program on another host, a TCP connection to <see cref="Address"/> at
+    /// <see cref="BulkLanePort"/>, over TLS with <see cref="Certificate"/> and
+    /// <see cref="TrustedCertificate"/> whenever the link is TLS. Either is opened with a secret
+    /// handed out over the link. Only its bytes move there: every answer (the reader took the
+    /// value, cancellation, poison, a lost program) still comes on the link, so a write means
+    /// exactly what it means without the lane. A lane that fails is dropped and its values are sent
+    /// again on the link, once. Both programs must have it on; a program that does not know it
+    /// (another client of the Link protocol) uses the link alone. The default can be turned off
+    /// process-wide with the <see cref="AppContext"/> switch <c>CspNet.Remote.DisableBulkLane</c>.
+    /// See docs/DISTRIBUTED.md.
     /// </summary>
     public bool BulkLane { get; set; } = !(AppContext.TryGetSwitch(DisableBulkLaneSwitch, out bool off) && off);
 
@@ -179,6 +182,19 @@ public sealed class CspNodeOptions
     /// is as fast for them. At least 1 KiB.
     /// </summary>
     public int BulkLaneThreshold { get; set; } = 32 << 10;
+
+    /// <summary>
+    /// The TCP port of the bulk lane for programs on other hosts, on <see cref="Address"/>; 0 (the
+    /// default) picks a free port (other programs learn it over the link). Set it where a firewall
+    /// must let the lane through. Unused when <see cref="BulkLane"/> is off.
+    /// </summary>
+    public int BulkLanePort { get; set; }
+
+    /// <summary>
+    /// Whether this program, as a client, uses a home's Unix domain socket lane when the home is on
+    /// this host (the default); off, it uses the home's TCP lane, as from another host. For tests.
+    /// </summary>
+    internal bool LaneOverUnixSocket { get; set; } = true;
 
     /// <summary>A label for this program in other programs' logs and error messages. Default: process name and id.</summary>
     public string? ProgramLabel { get; set; }
@@ -254,6 +270,11 @@ public sealed class CspNodeOptions
         if (ChunkSize is < 1024 or > (16 << 20))
         {
             throw new ArgumentOutOfRangeException(nameof(ChunkSize), ChunkSize, "CspNodeOptions.ChunkSize must be between 1 KiB and 16 MiB.");
+        }
+
+        if (BulkLanePort is < 0 or > 65535)
+        {
+            throw new ArgumentOutOfRangeException(nameof(BulkLanePort), BulkLanePort, "CspNodeOptions.BulkLanePort must be 0 (any free port) or 1..65535.");
         }
 
         if (BulkLaneThreshold < 1024)

@@ -114,6 +114,51 @@ try
                 return 0;
             }
 
+        case "write-bytes":
+            {
+                // write-bytes <name> <bytes> <count>: writes count values of <bytes> bytes to a
+                // One2One, value i starting with i and filled with (byte)i; says how its lane travels.
+                IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
+                Console.WriteLine("ready");
+                int size = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    byte[] value = new byte[size];
+                    Array.Fill(value, (byte)i);
+                    BitConverter.TryWriteBytes(value, i);
+                    await output.WriteAsync(value);
+                }
+
+                string lane = ((CspNet.Remote.Internal.Client.RemoteChannelOut<byte[]>)output).Link.LaneKind?.ToString() ?? "none";
+                Console.WriteLine($"done wrote {count} lane {lane}");
+                return 0;
+            }
+
+        case "read-bytes":
+            {
+                // read-bytes <name> <bytes> <count> [buffer]: reads count values written by write-bytes
+                // (through a FIFO buffer of that many values if given), each checked whole and in order.
+                AltingChannelIn<byte[]> input = a.Length > 3
+                    ? await node.GetOne2OneInAsync(a[0], new FifoBuffer<byte[]>(int.Parse(a[3], System.Globalization.CultureInfo.InvariantCulture)))
+                    : await node.GetOne2OneInAsync<byte[]>(a[0]);
+                Console.WriteLine("ready");
+                int size = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    byte[] value = await input.ReadAsync();
+                    if (value.Length != size || BitConverter.ToInt32(value) != i || value[^1] != (byte)i)
+                    {
+                        Console.WriteLine($"failed value {i}: {value.Length} bytes starting with {(value.Length >= 4 ? BitConverter.ToInt32(value) : -1)}");
+                        return 1;
+                    }
+                }
+
+                Console.WriteLine($"done read {count}");
+                return 0;
+            }
+
         case "write-blocking":
             {
                 // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).

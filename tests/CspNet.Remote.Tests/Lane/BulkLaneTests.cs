@@ -138,7 +138,7 @@ public sealed class BulkLaneTests
         Assert.True(Directory.Exists(Path.GetDirectoryName(host.Lanes!.SocketPath)));
     }
 
-    private const int MixedCount = 120;
+    internal const int MixedCount = 120;
 
     /// <summary>The size of value <paramref name="index"/> of a mixed stream: runs of small and large ones.</summary>
     private static int MixedSize(int index) => (index % 7) switch
@@ -151,7 +151,7 @@ public sealed class BulkLaneTests
         _ => 1 << 20,
     };
 
-    private static async Task WriteMixedStreamAsync(IChannelOut<byte[]> output, int count)
+    internal static async Task WriteMixedStreamAsync(IChannelOut<byte[]> output, int count)
     {
         await Task.Yield();
         for (int i = 0; i < count; i++)
@@ -163,7 +163,7 @@ public sealed class BulkLaneTests
         }
     }
 
-    private static async Task ReadMixedStreamAsync(AltingChannelIn<byte[]> input, int from, int to)
+    internal static async Task ReadMixedStreamAsync(AltingChannelIn<byte[]> input, int from, int to)
     {
         for (int i = from; i < to; i++)
         {
@@ -322,7 +322,7 @@ public sealed class BulkLaneTests
         Assert.Equal(1, await new Alternative([input, new Skip()]).PriSelectAsync()); // no second value waits
     }
 
-    private static byte[] Header(ulong opId, uint length)
+    internal static byte[] Header(ulong opId, uint length)
     {
         byte[] header = new byte[12];
         BinaryPrimitives.WriteUInt64LittleEndian(header, opId);
@@ -331,7 +331,7 @@ public sealed class BulkLaneTests
     }
 
     /// <summary>A Link stream spoken frame by frame, as another implementation would.</summary>
-    private sealed class RawClient : IAsyncDisposable
+    internal sealed class RawClient : IAsyncDisposable
     {
         private readonly Grpc.Net.Client.GrpcChannel _channel;
         private readonly AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> _call;
@@ -344,10 +344,10 @@ public sealed class BulkLaneTests
 
         internal Proto.Hello Hello { get; private set; } = new();
 
-        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane)
+        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane, bool writeCredits = false)
         {
             var client = new RawClient(UserKey.Channel($"http://127.0.0.1:{home.Port}"));
-            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane } });
+            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane, WriteCredits = writeCredits } });
             client.Hello = (await client.NextAsync()).Hello;
             return client;
         }
@@ -366,6 +366,15 @@ public sealed class BulkLaneTests
             return socket;
         }
 
+        /// <summary>Opens the home's TCP lane on 127.0.0.1 in clear text and presents <paramref name="secret"/>.</summary>
+        internal async Task<Socket> OpenTcpLaneAsync(ReadOnlyMemory<byte> secret)
+        {
+            var socket = new Socket(SocketType.Stream, ProtocolType.Tcp);
+            await socket.ConnectAsync("127.0.0.1", (int)Hello.LanePort);
+            await socket.SendAsync(secret);
+            return socket;
+        }
+
         internal Task SendAsync(Proto.ClientFrame frame) => _call.RequestStream.WriteAsync(frame);
 
         internal async Task<Proto.Completed> CompletedAsync()
@@ -379,7 +388,7 @@ public sealed class BulkLaneTests
             return frame.Completed;
         }
 
-        private async Task<Proto.HomeFrame> NextAsync()
+        internal async Task<Proto.HomeFrame> NextAsync()
         {
             Assert.True(await _call.ResponseStream.MoveNext(CancellationToken.None), "the home ended the stream");
             return _call.ResponseStream.Current;

@@ -88,10 +88,10 @@ internal sealed partial class PeerLink : IAsyncDisposable
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
             link.PeerIncarnation = hello.Incarnation;
             link.PeerProgram = hello.Program;
-            if (node.Options.BulkLane && hello.LanePath.Length > 0)
+            if (node.Options.BulkLane)
             {
-                // A lane that cannot be opened (the home is on another host) leaves the link alone.
-                link._lane = await BulkLane.ConnectAsync(hello.LanePath, hello.LaneSecret.Memory, node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
+                // A lane that cannot be opened leaves the link alone.
+                link._lane = await BulkLane.ConnectAsync(hello, host, node.Options, cancellationToken).ConfigureAwait(false);
             }
 
             return link;
@@ -224,6 +224,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     /// <summary>Whether large plain writes go on a bulk lane now.</summary>
     internal bool HasLane => _lane is { IsUsable: true };
+
+    /// <summary>How this link's bulk lane travels, if it has one; for tests.</summary>
+    internal LaneKind? LaneKind => _lane?.Kind;
 
     internal void Poison(uint handle)
     {

@@ -102,6 +102,8 @@ internal sealed partial class HomeSession
                 _lane = new LaneInbox(MaxLaneBytesPending(_node.Options));
                 _laneSecret = lanes.Open(_lane);
                 answer.LanePath = lanes.SocketPath;
+                answer.LaneHost = lanes.HostIdentity;
+                answer.LanePort = (uint)lanes.TcpPort;
                 answer.LaneSecret = ByteString.CopyFrom(_laneSecret);
             }
 
@@ -387,7 +389,7 @@ internal sealed partial class HomeSession
             if (queued)
             {
                 LanePayload copy = Copy(value);
-                Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, Task.FromResult(s.copy), 0, ct), (session: this, handle: write.Handle, copy), activity: activity, heldBytes: value.Length);
+                Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, Task.FromResult(new HeldPayload(s.copy, 0)), 0, ct), (session: this, handle: write.Handle, copy), activity: activity, heldBytes: value.Length);
             }
             else
             {
@@ -435,7 +437,8 @@ internal sealed partial class HomeSession
         Activity? activity = RemoteTracing.StartReceive(write.Traceparent);
         if (IsQueued(write.Handle) && _ends.ContainsKey(write.Handle))
         {
-            Task<LanePayload> arriving = _lane.TakeAsync(write.OpId, _node.Options.PeerTimeout, _closed);
+            // Counted against MaxBytesPerLink as soon as its bytes are here, not when its turn comes.
+            Task<HeldPayload> arriving = HoldWhenArrivedAsync(_lane.TakeAsync(write.OpId, _node.Options.PeerTimeout, _closed));
             Start(write.OpId, write.Handle, static (end, ct, s) => s.session.WriteInOrder(end, s.handle, s.arriving, s.opId, ct), (session: this, handle: write.Handle, arriving, opId: write.OpId), activity: activity);
             return;
         }
@@ -541,55 +544,132 @@ internal sealed partial class HomeSession
     /// A plain write behind credited values still coming on the lane: its value (<paramref name="arriving"/>,
     /// from the lane when <paramref name="laneOp"/> is not 0) is written once they are placed.
     /// </summary>
-    private Task<OpResult> WriteInOrder(HomeEnd end, uint handle, Task<LanePayload> arriving, ulong laneOp, CancellationToken cancellationToken)
+    private Task<OpResult> WriteInOrder(HomeEnd end, uint handle, Task<HeldPayload> arriving, ulong laneOp, CancellationToken cancellationToken)
     {
         var started = new TaskCompletionSource<Task<OpResult>>(TaskCreationOptions.RunContinuationsAsynchronously);
+        if (laneOp != 0)
+        {
+            // A value refused by the byte bound is answered when it arrives, not when its turn comes.
+            _ = AnswerRefusalAtOnceAsync(arriving, started);
+        }
+
         InOrder(handle, end, async e =>
         {
-            LanePayload value;
+            HeldPayload payload;
             try
             {
-                value = await arriving.WaitAsync(cancellationToken).ConfigureAwait(false);
+                payload = await arriving.WaitAsync(cancellationToken).ConfigureAwait(false);
             }
             catch (OperationCanceledException)
             {
                 // Not written: the payload, if it still comes, goes back.
-                _ = ReturnWhenArrivedAsync(arriving);
+                _ = ReleaseWhenArrivedAsync(arriving);
                 started.TrySetResult(Task.FromResult(new OpResult(Outcome.Cancelled)));
                 return;
             }
 
+            if (payload.Refused)
+            {
+                started.TrySetResult(Task.FromResult(HeldBytesRefused(payload.Held)));
+                return;
+            }
+
+            LanePayload value = payload.Value;
             if (value.Array is null)
             {
                 started.TrySetResult(Task.FromResult(new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {laneOp} did not come on the bulk lane.")));
                 return;
             }
 
+            Task<OpResult> written;
             try
             {
                 // WriteAsync decodes the value before it returns: the array goes back at once.
-                started.TrySetResult(e.WriteAsync(new ReadOnlySequence<byte>(value.Array, 0, value.Length), cancellationToken));
+                written = e.WriteAsync(new ReadOnlySequence<byte>(value.Array, 0, value.Length), cancellationToken);
+            }
+            catch
+            {
+                ReleaseBytes(payload.Held);
+                throw;
             }
             finally
             {
                 value.Return();
             }
+
+            started.TrySetResult(payload.Held > 0 ? ReleasedWhenWrittenAsync(written, payload.Held) : written);
         });
         return started.Task.Unwrap();
     }
 
-    /// <summary>A lane value whose write was cancelled while it was on its way: its array goes back when it comes.</summary>
-    private static async Task ReturnWhenArrivedAsync(Task<LanePayload> arriving)
+    /// <summary>
+    /// A plain lane value that waits its turn, counted against the stream's bytes
+    /// (<see cref="CspNodeOptions.MaxBytesPerLink"/>) from the moment it arrives, as an unqueued
+    /// one is: refused (its array back at once) if the stream holds too much already.
+    /// </summary>
+    private async Task<HeldPayload> HoldWhenArrivedAsync(Task<LanePayload> arriving)
+    {
+        LanePayload value = await arriving.ConfigureAwait(false);
+        if (value.Array is null)
+        {
+            return new HeldPayload(value, 0);
+        }
+
+        if (!TryHoldBytes(value.Length))
+        {
+            value.Return();
+            return new HeldPayload(default, value.Length, Refused: true);
+        }
+
+        return new HeldPayload(value, value.Length);
+    }
+
+    private async Task AnswerRefusalAtOnceAsync(Task<HeldPayload> arriving, TaskCompletionSource<Task<OpResult>> started)
     {
         try
         {
-            (await arriving.ConfigureAwait(false)).Return();
+            HeldPayload payload = await arriving.ConfigureAwait(false);
+            if (payload.Refused)
+            {
+                started.TrySetResult(Task.FromResult(HeldBytesRefused(payload.Held)));
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // The stream closed first: its turn answers nothing either.
+        }
+    }
+
+    /// <summary>The write's outcome, once its value's counted bytes are given back.</summary>
+    private async Task<OpResult> ReleasedWhenWrittenAsync(Task<OpResult> written, long held)
+    {
+        try
+        {
+            return await written.ConfigureAwait(false);
+        }
+        finally
+        {
+            ReleaseBytes(held);
+        }
+    }
+
+    /// <summary>A lane value whose write was cancelled while it was on its way: its array and its count go back when it comes.</summary>
+    private async Task ReleaseWhenArrivedAsync(Task<HeldPayload> arriving)
+    {
+        try
+        {
+            HeldPayload payload = await arriving.ConfigureAwait(false);
+            payload.Value.Return();
+            ReleaseBytes(payload.Held);
         }
         catch (OperationCanceledException)
         {
             // The stream closed first: nothing came.
         }
     }
+
+    /// <summary>A value that waits its turn, the bytes counted for it (0: counted by its operation), and whether the count refused it.</summary>
+    private readonly record struct HeldPayload(LanePayload Value, long Held, bool Refused = false);
 
     /// <summary>A value copied out of a frame's pooled arrays, for a write that waits its turn after the frame is gone.</summary>
     private static LanePayload Copy(ReadOnlySequence<byte> value)

@@ -15,8 +15,14 @@ internal interface IHomeNode : ILinkNode
 /// <summary>The bulk lane endpoint as a Link stream sees it: where clients connect, and the secrets that tie a connection to a stream.</summary>
 internal interface ILaneRegistry
 {
-    /// <summary>The Unix domain socket clients connect to.</summary>
+    /// <summary>The Unix domain socket clients on this host connect to.</summary>
     string SocketPath { get; }
+
+    /// <summary>The TCP port clients on other hosts connect to, on the address they dialled; 0 when there is none.</summary>
+    int TcpPort { get; }
+
+    /// <summary>The host and network namespace <see cref="SocketPath"/> lives in (<c>Hello.lane_host</c>).</summary>
+    string HostIdentity { get; }
 
     /// <summary>Opens a lane into <paramref name="inbox"/>: the secret its client presents.</summary>
     byte[] Open(LaneInbox inbox);

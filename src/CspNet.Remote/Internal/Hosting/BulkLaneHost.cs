@@ -15,9 +15,10 @@ using Microsoft.Extensions.Logging;
 namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
-/// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter,
-/// served by Kestrel beside the Link endpoint, and the secrets that tie each connection to one
-/// Link stream's <see cref="LaneInbox"/>.
+/// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter (for
+/// programs on this host) and a TCP port on the program's address (for the others; TLS with the
+/// link's certificates when the link is TLS), both served by Kestrel beside the Link endpoint, and
+/// the secrets that tie each connection to one Link stream's <see cref="LaneInbox"/>.
 /// </summary>
 /// <remarks>
 /// A connection that does not open with a live secret within the peer timeout, or that breaks the
@@ -42,6 +43,12 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
     /// <inheritdoc/>
     public string SocketPath { get; }
+
+    /// <inheritdoc/>
+    public int TcpPort { get; internal set; }
+
+    /// <inheritdoc/>
+    public string HostIdentity => BulkLane.HostIdentity;
 
     /// <summary>A lane endpoint for this program, or null where Unix domain sockets are not used (Windows).</summary>
     internal static BulkLaneHost? Create(CspNodeOptions options, ILogger logger)

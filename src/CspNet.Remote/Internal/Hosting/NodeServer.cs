@@ -50,30 +50,30 @@ internal sealed class NodeServer : IAsyncDisposable
 
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
+        ListenOptions? link = null;
+        ListenOptions? laneOverTcp = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
+            IPAddress address = IPAddress.Parse(options.Address);
             if (lanes is not null)
             {
                 // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
                 kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
+
+                // Programs on other hosts: the same lane over TCP, sealed as the link is.
+                kestrel.Listen(address, options.BulkLanePort, listen =>
+                {
+                    laneOverTcp = listen;
+                    UseLinkTls(listen, options);
+                    listen.Run(lanes.ServeAsync);
+                });
             }
 
-            kestrel.Listen(IPAddress.Parse(options.Address), options.Port, listen =>
+            kestrel.Listen(address, options.Port, listen =>
             {
+                link = listen;
                 listen.Protocols = HttpProtocols.Http2;
-                if (options.Certificate is { } certificate)
-                {
-                    listen.UseHttps(https =>
-                    {
-                        https.ServerCertificate = certificate;
-                        if (options.TrustedCertificate is { } authority)
-                        {
-                            // Mutual TLS: only programs with a certificate from the cluster's authority get in.
-                            https.ClientCertificateMode = ClientCertificateMode.RequireCertificate;
-                            https.ClientCertificateValidation = (presented, _, _) => Certificates.IsValidClient(presented, authority);
-                        }
-                    });
-                }
+                UseLinkTls(listen, options);
             });
             kestrel.AddServerHeader = false;
             kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
@@ -110,10 +110,34 @@ internal sealed class NodeServer : IAsyncDisposable
             throw;
         }
 
+        // Kestrel writes the port it bound (port 0: a free one) back into each endpoint's options.
+        if (lanes is not null)
+        {
+            lanes.TcpPort = laneOverTcp!.IPEndPoint!.Port;
+        }
+
         runtime.Lanes = lanes;
-        string address = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses
-            .First(a => a.StartsWith("http", StringComparison.Ordinal) && !a.Contains("unix:", StringComparison.Ordinal));
-        return new NodeServer(app, new Uri(address).Port, lanes);
+        return new NodeServer(app, link!.IPEndPoint!.Port, lanes);
+    }
+
+    /// <summary>TLS with this program's certificate when it has one; mutual TLS when it also has the cluster's authority.</summary>
+    private static void UseLinkTls(ListenOptions listen, CspNodeOptions options)
+    {
+        if (options.Certificate is not { } certificate)
+        {
+            return;
+        }
+
+        listen.UseHttps(https =>
+        {
+            https.ServerCertificate = certificate;
+            if (options.TrustedCertificate is { } authority)
+            {
+                // Mutual TLS: only programs with a certificate from the cluster's authority get in.
+                https.ClientCertificateMode = ClientCertificateMode.RequireCertificate;
+                https.ClientCertificateValidation = (presented, _, _) => Certificates.IsValidClient(presented, authority);
+            }
+        });
     }
 
     public async ValueTask DisposeAsync()

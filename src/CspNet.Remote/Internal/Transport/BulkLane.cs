@@ -1,16 +1,20 @@
 using System;
 using System.Buffers.Binary;
 using System.IO;
+using System.Net.Security;
 using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
+using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Internal.Transport;
 
 /// <summary>
-/// The client's end of a bulk lane: a Unix domain socket beside the Link stream that carries the
-/// bytes of large plain writes, so they do not cross HTTP/2's 16 KiB DATA frames.
+/// The client's end of a bulk lane: a connection beside the Link stream that carries the bytes of
+/// large writes, so they do not cross HTTP/2's 16 KiB DATA frames. To a home on this host (and in
+/// this network namespace) it is the home's Unix domain socket; to a home elsewhere, a TCP
+/// connection to the home's lane port, over TLS with the link's certificates when the link is TLS.
 /// </summary>
 /// <remarks>
 /// The wire: the link's secret (<see cref="SecretBytes"/> bytes, from the home's Hello), then per
@@ -28,44 +32,164 @@ internal sealed class BulkLane : IAsyncDisposable
     /// <summary>op_id (8 bytes) and length (4 bytes) before each payload.</summary>
     internal const int HeaderBytes = 12;
 
-    private readonly Socket _socket;
+    /// <summary>
+    /// The send buffer of a lane's socket: a megabyte value goes into the kernel in one call. The
+    /// receiving side keeps the kernel's autotuning (a fixed receive buffer would switch it off).
+    /// </summary>
+    private const int SendBufferBytes = 4 << 20;
+
+    private static readonly Lazy<string> ThisHost = new(HostIdentityOfThisProcess);
+
+    private readonly Stream _stream;
     private readonly Channel<(ulong OpId, ReadOnlyMemory<byte> Bytes)> _queue = Channel.CreateUnbounded<(ulong, ReadOnlyMemory<byte>)>(new UnboundedChannelOptions { SingleReader = true });
     private readonly Task _writer;
     private volatile bool _failed;
 
-    private BulkLane(Socket socket)
+    private BulkLane(Stream stream, LaneKind kind)
     {
-        _socket = socket;
+        _stream = stream;
+        Kind = kind;
         _writer = WriteLoopAsync();
     }
 
     /// <summary>False once the lane failed: the caller sends on the link.</summary>
     internal bool IsUsable => !_failed;
 
-    /// <summary>Opens the lane a home offered; null when it cannot be reached (the link alone is used).</summary>
-    internal static async Task<BulkLane?> ConnectAsync(string path, ReadOnlyMemory<byte> secret, TimeSpan timeout, CancellationToken cancellationToken)
+    /// <summary>How the lane travels.</summary>
+    internal LaneKind Kind { get; }
+
+    /// <summary>
+    /// The host and network namespace this process runs in, as a home names it in
+    /// <c>Hello.lane_host</c>: two programs with the same one reach each other's Unix domain
+    /// sockets and loopback. On Linux the boot id and the network namespace's inode (network
+    /// namespaces on one machine are hosts of their own); elsewhere the machine's name.
+    /// </summary>
+    internal static string HostIdentity => ThisHost.Value;
+
+    /// <summary>
+    /// Opens the lane a home offered in <paramref name="hello"/>: its Unix domain socket when it
+    /// runs on this host, else its TCP port on <paramref name="host"/> (the host the link dialled);
+    /// null when the home offered none or neither opens (the link alone is used).
+    /// </summary>
+    internal static async Task<BulkLane?> ConnectAsync(Hello hello, string host, CspNodeOptions options, CancellationToken cancellationToken)
     {
-        if (secret.Length != SecretBytes || string.IsNullOrEmpty(path) || !File.Exists(path))
+        if (hello.LaneSecret.Length != SecretBytes)
         {
-            // Another host's socket path does not exist here: the lane is for programs on one host.
             return null;
         }
 
+        using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        deadline.CancelAfter(options.PeerTimeout);
+        if (options.LaneOverUnixSocket && OnThisHost(hello)
+            && await OpenAsync(() => ConnectUnixAsync(hello.LanePath, deadline.Token), hello, LaneKind.UnixSocket, deadline.Token).ConfigureAwait(false) is { } local)
+        {
+            return local;
+        }
+
+        // The secret travels in clear text only to this machine: elsewhere only inside TLS (a
+        // link to another host without TLS is refused before it gets here).
+        bool tls = options.TrustedCertificate is not null;
+        if (hello.LanePort is 0 or > 65535 || (!tls && !Security.Certificates.IsLoopback(host)))
+        {
+            return null;
+        }
+
+        return await OpenAsync(() => ConnectTcpAsync(host, (int)hello.LanePort, options, deadline.Token), hello, tls ? LaneKind.Tls : LaneKind.Tcp, deadline.Token).ConfigureAwait(false);
+    }
+
+    private static bool OnThisHost(Hello hello) =>
+        hello.LanePath.Length > 0 && (hello.LaneHost.Length == 0 || hello.LaneHost == HostIdentity) && File.Exists(hello.LanePath);
+
+    private static async Task<BulkLane?> OpenAsync(Func<Task<Stream>> connect, Hello hello, LaneKind kind, CancellationToken cancellationToken)
+    {
+        Stream? stream = null;
+        try
+        {
+            stream = await connect().ConfigureAwait(false);
+            await stream.WriteAsync(hello.LaneSecret.Memory, cancellationToken).ConfigureAwait(false);
+            return new BulkLane(stream, kind);
+        }
+        catch (Exception e) when (e is SocketException or OperationCanceledException or IOException or System.Security.Authentication.AuthenticationException)
+        {
+            if (stream is not null)
+            {
+                await stream.DisposeAsync().ConfigureAwait(false);
+            }
+
+            return null;
+        }
+    }
+
+    private static async Task<Stream> ConnectUnixAsync(string path, CancellationToken cancellationToken)
+    {
         var socket = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified);
         try
         {
-            using var deadline = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-            deadline.CancelAfter(timeout);
-            await socket.ConnectAsync(new UnixDomainSocketEndPoint(path), deadline.Token).ConfigureAwait(false);
-            socket.SendBufferSize = 4 << 20;
-            await socket.SendAsync(secret, SocketFlags.None, deadline.Token).ConfigureAwait(false);
-            return new BulkLane(socket);
+            await socket.ConnectAsync(new UnixDomainSocketEndPoint(path), cancellationToken).ConfigureAwait(false);
+            socket.SendBufferSize = SendBufferBytes;
+            return new NetworkStream(socket, ownsSocket: true);
         }
-        catch (Exception e) when (e is SocketException or OperationCanceledException or IOException)
+        catch
         {
             socket.Dispose();
-            return null;
+            throw;
         }
+    }
+
+    private static async Task<Stream> ConnectTcpAsync(string host, int port, CspNodeOptions options, CancellationToken cancellationToken)
+    {
+        var socket = new Socket(SocketType.Stream, ProtocolType.Tcp) { NoDelay = true, SendBufferSize = SendBufferBytes };
+        Stream stream;
+        try
+        {
+            await socket.ConnectAsync(host.Trim('[', ']'), port, cancellationToken).ConfigureAwait(false);
+            stream = new NetworkStream(socket, ownsSocket: true);
+        }
+        catch
+        {
+            socket.Dispose();
+            throw;
+        }
+
+        if (options.TrustedCertificate is not { } trusted)
+        {
+            return stream;
+        }
+
+        // The link's credentials: the home must show a certificate of the cluster's authority for
+        // the host dialled, and this program shows its own (the home requires it under mutual TLS).
+        var tls = new SslStream(stream, leaveInnerStreamOpen: false);
+        try
+        {
+            SslClientAuthenticationOptions authentication = Security.Certificates.ClientOptions(trusted, options.Certificate);
+            authentication.TargetHost = host.Trim('[', ']');
+            await tls.AuthenticateAsClientAsync(authentication, cancellationToken).ConfigureAwait(false);
+            return tls;
+        }
+        catch
+        {
+            await tls.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+    }
+
+    private static string HostIdentityOfThisProcess()
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            try
+            {
+                string boot = File.ReadAllText("/proc/sys/kernel/random/boot_id").Trim();
+                string? network = new FileInfo("/proc/self/ns/net").LinkTarget;
+                return $"{boot}/{network}";
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                // No /proc: the machine's name, as elsewhere.
+            }
+        }
+
+        return Environment.MachineName;
     }
 
     /// <summary>
@@ -86,8 +210,8 @@ internal sealed class BulkLane : IAsyncDisposable
                 {
                     BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
                     BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)item.Bytes.Length);
-                    await SendAllAsync(header).ConfigureAwait(false);
-                    await SendAllAsync(item.Bytes).ConfigureAwait(false);
+                    await _stream.WriteAsync(header).ConfigureAwait(false);
+                    await _stream.WriteAsync(item.Bytes).ConfigureAwait(false);
                 }
             }
         }
@@ -97,16 +221,7 @@ internal sealed class BulkLane : IAsyncDisposable
         {
             _failed = true;
             _queue.Writer.TryComplete();
-            _socket.Dispose();
-        }
-    }
-
-    private async Task SendAllAsync(ReadOnlyMemory<byte> bytes)
-    {
-        while (!bytes.IsEmpty)
-        {
-            int sent = await _socket.SendAsync(bytes, SocketFlags.None).ConfigureAwait(false);
-            bytes = bytes[sent..];
+            _stream.Dispose();
         }
     }
 
@@ -114,14 +229,27 @@ internal sealed class BulkLane : IAsyncDisposable
     internal void Break()
     {
         _failed = true;
-        _socket.Dispose();
+        _stream.Dispose();
     }
 
     public async ValueTask DisposeAsync()
     {
         _failed = true;
         _queue.Writer.TryComplete();
-        _socket.Dispose();
+        await _stream.DisposeAsync().ConfigureAwait(false);
         await _writer.ConfigureAwait(false);
     }
+}
+
+/// <summary>How a bulk lane travels.</summary>
+internal enum LaneKind
+{
+    /// <summary>The home's Unix domain socket: the home is on this host.</summary>
+    UnixSocket,
+
+    /// <summary>TCP in clear text, to this machine's loopback only.</summary>
+    Tcp,
+
+    /// <summary>TCP inside TLS with the link's certificates.</summary>
+    Tls,
 }
