@@ -36,6 +36,8 @@ const string Help = """
       --name NAME                        the pool's name at the NameServer and in logs
       --certificate PATH.pfx             serve TLS with this certificate
       --client-ca PATH                   require client certificates issued by this authority
+      --trusted-ca PATH                  the cluster's authority: the pool's own program dials the
+                                         NameServer and other programs over TLS and checks them against it
       --token-file PATH                  clients must send the bearer token read from PATH
       --cluster-key-file PATH            the system's cluster key, read from PATH
       --certificate-password-file PATH   the password of --certificate, read from PATH
@@ -68,6 +70,7 @@ var switches = new Dictionary<string, string>
     ["--name"] = "WorkerPool:Name",
     ["--certificate"] = "WorkerPool:CertificatePath",
     ["--client-ca"] = "WorkerPool:ClientCertificateAuthorityPath",
+    ["--trusted-ca"] = "WorkerPool:TrustedCertificatePath",
     ["--token-file"] = "WorkerPool:TokenFile",
     ["--cluster-key-file"] = "WorkerPool:ClusterKeyFile",
     ["--certificate-password-file"] = "WorkerPool:CertificatePasswordFile",
@@ -122,6 +125,13 @@ static WorkerPoolOptions ReadOptions(IConfigurationSection section)
     if (section["ClientCertificateAuthorityPath"] is { Length: > 0 } authority)
     {
         options.ClientCertificateAuthority = X509CertificateLoader.LoadCertificateFromFile(authority);
+    }
+
+    if (section["TrustedCertificatePath"] is { Length: > 0 } trusted)
+    {
+        // Without it a pool on another host than its NameServer cannot check the NameServer's
+        // certificate (issued by the cluster's own authority) nor dial programs over TLS.
+        options.TrustedCertificate = X509CertificateLoader.LoadCertificateFromFile(trusted);
     }
 
     return options;

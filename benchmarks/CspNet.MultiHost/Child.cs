@@ -28,6 +28,11 @@ internal sealed class Child : IAsyncDisposable
             {
                 child._lines.Writer.TryWrite(line);
             }
+            else
+            {
+                // The program has gone: whoever waits for a line of it hears so at once.
+                child._lines.Writer.TryComplete();
+            }
         };
         process.ErrorDataReceived += (_, e) =>
         {
@@ -42,7 +47,7 @@ internal sealed class Child : IAsyncDisposable
         return child;
     }
 
-    /// <summary>The next line containing <paramref name="text"/>; a line starting "failed" or <paramref name="timeout"/> ends the run.</summary>
+    /// <summary>The next line containing <paramref name="text"/>; a line starting "failed", the program's exit or <paramref name="timeout"/> ends the run.</summary>
     internal async Task<string> WaitForAsync(string text, TimeSpan timeout)
     {
         using var cancel = new CancellationTokenSource(timeout);
@@ -65,6 +70,10 @@ internal sealed class Child : IAsyncDisposable
         catch (OperationCanceledException)
         {
             throw new TimeoutException($"program {_process.Id} printed no '{text}' within {timeout.TotalSeconds} s");
+        }
+        catch (ChannelClosedException)
+        {
+            throw new InvalidOperationException($"program {_process.Id} exited without printing '{text}' (its error output is above)");
         }
     }
 

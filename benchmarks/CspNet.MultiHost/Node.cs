@@ -14,6 +14,9 @@ internal static class Node
     {
         options.ProgramLabel = $"scale-{index}";
         options.NameServerTimeout = TimeSpan.FromSeconds(30);
+
+        // Many programs setting up links at once on a few cores take longer than the default 5 s.
+        options.PeerTimeout = TimeSpan.FromSeconds(30);
         if (replica is not null)
         {
             options.NameServerReplicas.Add(replica);
@@ -45,8 +48,10 @@ internal static class Node
                         // The harness has just killed the NameServer in use: how long until this
                         // program can register a name again (through the replica).
                         long start = Stopwatch.GetTimestamp();
+                        int threads = ThreadPool.ThreadCount;
+                        long queued = ThreadPool.PendingWorkItemCount;
                         await node.GetOne2OneInAsync<int>($"r{index}.{words[1]}");
-                        Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0}");
+                        Console.WriteLine($"recovered {Stopwatch.GetElapsedTime(start).TotalMilliseconds:0.0} thread-pool threads {threads} -> {ThreadPool.ThreadCount}, queued at the start {queued}");
                         break;
                     }
 

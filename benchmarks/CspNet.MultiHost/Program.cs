@@ -76,6 +76,7 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
         ClusterKey = Environment.GetEnvironmentVariable("CSPNET_CLUSTER_KEY"),
         Certificate = certificate,
         TrustedCertificate = authority,
+        LoggerFactory = TraceLog.FromEnvironment(),
         BulkLane = !rest.Contains("--no-lane"),
     };
     try

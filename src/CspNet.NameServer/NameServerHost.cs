@@ -131,6 +131,7 @@ public sealed class NameServerHost : IAsyncDisposable
             o.ClusterKey = settings.ClusterKey;
         });
         builder.Services.Configure<NameServerStatusPageOptions>(o => o.Refresh = page.Refresh);
+        options.ConfigureServices?.Invoke(builder.Services);
 
         WebApplication app = builder.Build();
         app.MapCspNameServer();

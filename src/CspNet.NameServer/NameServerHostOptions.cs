@@ -32,4 +32,7 @@ public sealed class NameServerHostOptions
 
     /// <summary>Runs on the registry after it is built and before the server listens: tests set up a registry no program can reach first.</summary>
     internal Func<INameRegistry, Task>? BeforeListening { get; set; }
+
+    /// <summary>Adds to the host's services after the NameServer's own: tests put the table in etcd (<c>AddCspEtcdNameRegistry</c>).</summary>
+    internal Action<Microsoft.Extensions.DependencyInjection.IServiceCollection>? ConfigureServices { get; set; }
 }

@@ -72,6 +72,13 @@ if (Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_FILE") is { } certifi
 {
     options.Certificate = System.Security.Cryptography.X509Certificates.X509Certificate2.CreateFromPemFile(certificate, Environment.GetEnvironmentVariable("CSPNET_CERTIFICATE_KEY_FILE"));
     options.TrustedCertificate = System.Security.Cryptography.X509Certificates.X509CertificateLoader.LoadCertificateFromFile(Environment.GetEnvironmentVariable("CSPNET_TRUSTED_CERTIFICATE_FILE")!);
+
+    if (args[1] == "dist-parallel")
+    {
+        // Worker pools of the rig serve mutual TLS with the same authority.
+        options.WorkerPoolTrustedCertificate = options.TrustedCertificate;
+        options.WorkerPoolClientCertificate = options.Certificate;
+    }
 }
 
 foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAMESERVER_REPLICAS") ?? string.Empty).Split(',', StringSplitOptions.RemoveEmptyEntries))
@@ -328,6 +335,19 @@ try
                 }
             }
 
+        case "dist-parallel":
+            {
+                // dist-parallel <processes> <count> <pause-at>: a DistParallel of CountingWriters to
+                // the pools, each writing 0..count-1 to a channel of its own that this program reads,
+                // checking every value is the next. With pause-at > 0 it stops reading once every
+                // channel has given pause-at values (the writers are then mid-process), says
+                // "flowing", and reads on when its standard input closes, until the run ends.
+                int processes = int.Parse(a[0], System.Globalization.CultureInfo.InvariantCulture);
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                int pauseAt = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                return await DistParallelScenario.RunAsync(node, processes, count, pauseAt);
+            }
+
         case "poison-out":
             {
                 IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
@@ -491,6 +511,77 @@ internal static class Scenarios
         "Any2Any" => await node.GetAny2AnyInAsync<int>(name),
         _ => throw new ArgumentException(kind),
     };
+}
+
+internal static class DistParallelScenario
+{
+    internal static async Task<int> RunAsync(CspNode node, int processes, int count, int pauseAt)
+    {
+        string run = Guid.NewGuid().ToString("N")[..8];
+        var inputs = new AltingChannelIn<int>[processes];
+        var writers = new ICSPProcess[processes];
+        for (int i = 0; i < processes; i++)
+        {
+            inputs[i] = await node.GetOne2OneInAsync<int>($"seq-{run}-{i}");
+            writers[i] = new CspNet.Remote.TestJobs.CountingWriter($"seq-{run}-{i}", count);
+        }
+
+        var distParallel = new DistParallel(writers, node);
+        Task running = distParallel.RunAsync();
+        using var ended = new CancellationTokenSource();
+        _ = running.ContinueWith(_ => ended.Cancel(), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+
+        var read = new int[processes];
+        string? failure = null;
+        async Task ReadAsync(int i, int upTo, CancellationToken stop)
+        {
+            try
+            {
+                while (read[i] < upTo)
+                {
+                    int value = await inputs[i].ReadAsync(stop);
+                    if (value != read[i])
+                    {
+                        failure ??= $"channel {i}: value {value} where {read[i]} was next";
+                    }
+
+                    read[i]++;
+                }
+            }
+            catch (OperationCanceledException) when (stop.IsCancellationRequested)
+            {
+                // The run has ended: its writers that remain were lost with their pool.
+            }
+        }
+
+        if (pauseAt > 0)
+        {
+            await Task.WhenAll(Enumerable.Range(0, processes).Select(i => ReadAsync(i, pauseAt, ended.Token)));
+            Console.WriteLine("flowing");
+            await Console.In.ReadToEndAsync();
+        }
+
+        await Task.WhenAll(Enumerable.Range(0, processes).Select(i => ReadAsync(i, count, ended.Token)));
+        string outcome = "ok";
+        try
+        {
+            await running;
+        }
+        catch (AggregateException e)
+        {
+            outcome = string.Join(';', e.InnerExceptions.Select(x => x is WorkerLostException lost ? $"WorkerLostException@{lost.Pool}" : x.GetType().Name));
+        }
+
+        if (failure is not null)
+        {
+            Console.WriteLine($"failed {failure}");
+            return 1;
+        }
+
+        // done <values read per channel> <ran remotely> <ran locally> <errors, ';' between them>
+        Console.WriteLine($"done {string.Join(',', read)} {distParallel.RanRemotely} {distParallel.RanLocally} {outcome}");
+        return 0;
+    }
 }
 
 internal sealed class Writer(IChannelOut<int> output, int count) : ICSPProcess

@@ -9,7 +9,8 @@ namespace CspNet.Remote.Tests.MultiHost;
 /// <summary>
 /// Programs on hosts of their own (network namespaces on one switch, <see cref="NetworkNamespaceRig"/>),
 /// binding and dialling non-loopback addresses: values cross hosts exactly once, a cut cable is a
-/// lost program within the peer timeout, and a killed NameServer replica is replaced by the next.
+/// lost program within the peer timeout, a killed NameServer replica is replaced by the next, and
+/// a DistParallel whose pool host is cut mid-process ends as docs/WORKERPOOL.md promises.
 /// </summary>
 public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
 {
@@ -109,6 +110,48 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         }
     }
 
+    [NetnsFact(Timeout = 180000)]
+    public async Task DistParallel_PoolHostCutMidProcess_ItsProcessesThrowWorkerLostTheOthersFinishAndNoValueIsLostOrDuplicated()
+    {
+        await using NetworkNamespaceRig rig = await NetworkNamespaceRig.CreateAsync(4);
+        await using ChildNode nameServer = await StartNameServerAsync(rig, 0);
+        Uri ns = NameServerUri(rig, 0);
+        await using ChildNode cutPool = await StartPoolAsync(rig, 1, ns, "pool-cut");
+        await using ChildNode keptPool = await StartPoolAsync(rig, 2, ns, "pool-kept");
+
+        // Four CountingWriters of 200 values, two on each pool's two workers; the client reads 50
+        // of each and stops, so every writer is blocked mid-process on its 51st value.
+        await using ChildNode client = StartNode(rig, 3, ns, [], "dist-parallel", "4", "200", "50");
+        await client.WaitForAsync("flowing");
+        await rig.CutAsync(1);
+        long cut = Stopwatch.GetTimestamp();
+        client.CloseInput();
+        string[] done = (await client.WaitForAsync("done")).Split(' ', 5);
+        TimeSpan ended = Stopwatch.GetElapsedTime(cut);
+
+        // The processes had started, so they are not run again: each throws WorkerLostException
+        // naming the cut pool; those on the other pool wrote all their values. On every channel the
+        // values came in order without a gap or a repeat (the client checks), and a cut writer got
+        // exactly its 50 values through, plus the one it was writing if that had crossed already.
+        Assert.All(done[4].Split(';'), error => Assert.StartsWith("WorkerLostException@'pool-cut'", error, StringComparison.Ordinal));
+        Assert.Equal(2, done[4].Split(';').Length);
+        int[] read = [.. done[1].Split(',').Select(v => int.Parse(v, System.Globalization.CultureInfo.InvariantCulture))];
+        Assert.Equal(2, read.Count(n => n == 200));
+        Assert.Equal(2, read.Count(n => n is 50 or 51));
+        Assert.Equal("4", done[2]);
+        Assert.Equal("0", done[3]);
+        output.WriteLine($"The run ended {ended.TotalMilliseconds:0} ms after the pool host's cable was cut (PeerTimeout {PeerTimeout.TotalMilliseconds:0} ms); values read per channel {done[1]}.");
+        Assert.True(ended < PeerTimeout * 3, $"The run ended {ended} after the cut.");
+        (int exit, _) = await client.ExitWithOutputAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(0, exit);
+
+        // With the cable back, the cut pool's workers are free again (its processes' writes failed
+        // when it lost the client) and a new run uses both pools.
+        await rig.RestoreAsync(1);
+        await using ChildNode again = StartNode(rig, 3, ns, [], "dist-parallel", "4", "200", "0");
+        Assert.Equal("done 200,200,200,200 4 0 ok", await again.WaitForAsync("done"));
+    }
+
     private async Task CutMidTransferAsync(string readScenario)
     {
         await using NetworkNamespaceRig rig = await NetworkNamespaceRig.CreateAsync(3);
@@ -164,6 +207,30 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         ChildNode nameServer = ChildNode.Start(start);
         await nameServer.WaitForTextAsync("Now listening on:");
         return nameServer;
+    }
+
+    /// <summary>
+    /// Starts the worker pool program (WorkerPoolService) with two workers on <paramref name="host"/>'s
+    /// address, port 9091, serving mutual TLS with the host's certificate, and waits until it has registered.
+    /// </summary>
+    private async Task<ChildNode> StartPoolAsync(NetworkNamespaceRig rig, int host, Uri nameServer, string name)
+    {
+        (string certificate, string key, string authority) = Files(rig, host);
+        string pfx = Path.Combine(_files.FullName, rig.Addresses[host] + ".pfx");
+        using (X509Certificate2 pem = X509Certificate2.CreateFromPemFile(certificate, key))
+        {
+            File.WriteAllBytes(pfx, pem.Export(X509ContentType.Pkcs12));
+        }
+
+        ProcessStartInfo start = rig.InHost(
+            host, BuildOutput.DotNetExecutable(),
+            [BuildOutput.ProgramPath("WorkerPoolService", "cspnet-workerpool"), "--address", rig.Addresses[host], "--port", "9091",
+             "--nameserver", nameServer.ToString(), "--workers", "2", "--name", name,
+             "--certificate", pfx, "--client-ca", authority, "--trusted-ca", authority, "--WorkerPool:PeerTimeout", PeerTimeout.ToString()]);
+        start.Environment["CSPNET_WorkerPool__ClusterKey"] = ClusterKey;
+        ChildNode pool = ChildNode.Start(start);
+        await pool.WaitForTextAsync("registered at the NameServer");
+        return pool;
     }
 
     /// <summary>

@@ -290,6 +290,43 @@ public sealed class NameServerClientTests
         await Assert.ThrowsAsync<ObjectDisposedException>(() => resolve);
     }
 
+    [Fact(Timeout = 30000)]
+    public async Task StartAsync_ConnectionTornDownUnderTheCall_RetriesAndOpensTheLease()
+    {
+        await using NameServerHost host = await NameServerHost.StartAsync();
+        using var handler = new TornDownOnceHandler(new SocketsHttpHandler());
+        await using var client = new NameServerClient(host.Uri, new LinkEndpoint("127.0.0.1", 7001), "client-7001", new NameServerClientOptions
+        {
+            HttpHandler = handler,
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+
+        // As when a keep-alive ping went unanswered on a loaded machine and the handler disposed
+        // the connection under the call: the program must not fail to start for it.
+        await client.StartAsync(CancellationToken.None);
+        await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+
+        Assert.Equal(1, handler.TornDown);
+        Assert.NotNull(await host.Registry.ResolveAsync("numbers", TimeSpan.Zero));
+    }
+
+    /// <summary>Fails its first request as a connection disposed under the call does, then passes requests on.</summary>
+    private sealed class TornDownOnceHandler(HttpMessageHandler inner) : DelegatingHandler(inner)
+    {
+        internal int TornDown { get; private set; }
+
+        protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            if (TornDown == 0)
+            {
+                TornDown++;
+                throw new ObjectDisposedException("System.Net.Http.HttpConnectionResponseContent");
+            }
+
+            return base.SendAsync(request, cancellationToken);
+        }
+    }
+
     [Fact]
     public void Constructor_InvalidArguments_Throw()
     {

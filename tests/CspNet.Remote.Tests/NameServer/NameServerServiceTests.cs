@@ -3,18 +3,25 @@ using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-public sealed class NameServerServiceTests
+/// <summary>
+/// The NameServer's gRPC service, as programs and other clients call it, against each registry:
+/// <see cref="InMemoryNameServerServiceTests"/> and <see cref="EtcdNameServerServiceTests"/>.
+/// </summary>
+public abstract class NameServerServiceTests
 {
+    /// <summary>A NameServer on 127.0.0.1 with an empty table of the registry under test.</summary>
+    private protected abstract Task<NameServerTestHost> StartServerAsync();
+
     private static async Task<StatusCode> StatusOf(Func<Task> call)
     {
         var e = await Assert.ThrowsAsync<RpcException>(call);
         return e.StatusCode;
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task Register_ThenResolve_ReturnsTheEntryWithTheLeaseEndpoint()
     {
-        await using var server = await NameServerTestHost.StartAsync();
+        await using var server = await StartServerAsync();
         string lease = await server.OpenLeaseAsync(port: 7123);
 
         var registered = await server.Client.RegisterAsync(new Proto.RegisterRequest { LeaseId = lease, Entry = NameServerTestHost.Channel32("numbers") });
@@ -26,10 +33,10 @@ public sealed class NameServerServiceTests
         Assert.Equal("One2One", resolved.Entry.Kind);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task Register_TakenName_AnswersAlreadyExistsSayingWhere()
     {
-        await using var server = await NameServerTestHost.StartAsync();
+        await using var server = await StartServerAsync();
         string owner = await server.OpenLeaseAsync("producer (42)", 7001);
         string other = await server.OpenLeaseAsync("consumer (43)", 7002);
         await server.Client.RegisterAsync(new Proto.RegisterRequest { LeaseId = owner, Entry = NameServerTestHost.Channel32("taken") });
@@ -42,10 +49,10 @@ public sealed class NameServerServiceTests
         Assert.Contains("producer (42)", e.Status.Detail, StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task Calls_MalformedOrUnknown_AnswerTheProtocolsStatusCodes()
     {
-        await using var server = await NameServerTestHost.StartAsync();
+        await using var server = await StartServerAsync();
         Proto.NameServer.NameServerClient client = server.Client;
         string lease = await server.OpenLeaseAsync();
 
@@ -64,10 +71,10 @@ public sealed class NameServerServiceTests
         Assert.Equal(StatusCode.DeadlineExceeded, await StatusOf(async () => await client.ResolveAsync(new Proto.ResolveRequest { Name = "unknown", WaitMs = 20 })));
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task Resolve_NameRegisteredWhileWaiting_Answers()
     {
-        await using var server = await NameServerTestHost.StartAsync();
+        await using var server = await StartServerAsync();
         string lease = await server.OpenLeaseAsync();
         var resolve = server.Client.ResolveAsync(new Proto.ResolveRequest { Name = "later", WaitMs = 20_000 }).ResponseAsync;
 
@@ -76,10 +83,10 @@ public sealed class NameServerServiceTests
         Assert.Equal("later", (await resolve).Entry.Name);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task StopAsync_WhileResolveWaits_EndsTheWaitWithUnavailable()
     {
-        var server = await NameServerTestHost.StartAsync();
+        var server = await StartServerAsync();
         try
         {
             var resolve = server.Client.ResolveAsync(new Proto.ResolveRequest { Name = "never", WaitMs = 25_000 }).ResponseAsync;
@@ -95,5 +102,23 @@ public sealed class NameServerServiceTests
         {
             await server.DisposeAsync();
         }
+    }
+}
+
+/// <summary>The service over the in-memory registry (the default).</summary>
+public sealed class InMemoryNameServerServiceTests : NameServerServiceTests
+{
+    private protected override Task<NameServerTestHost> StartServerAsync() => NameServerTestHost.StartAsync();
+}
+
+/// <summary>The service over a real etcd, one for the class, each test on a prefix of its own.</summary>
+[RequiresEtcd]
+public sealed class EtcdNameServerServiceTests(EtcdFixture etcd) : NameServerServiceTests, IClassFixture<EtcdFixture>
+{
+    private protected override async Task<NameServerTestHost> StartServerAsync()
+    {
+        NameServerTestHost server = await NameServerTestHost.StartAsync(etcd: await etcd.GetAsync());
+        Assert.IsType<CspNet.NameServer.Etcd.EtcdNameRegistry>(server.Host.Registry);
+        return server;
     }
 }

@@ -1,10 +1,11 @@
 using CspNet.NameServer;
+using Microsoft.Extensions.DependencyInjection;
 using Grpc.Net.Client;
 using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-/// <summary>A NameServer on 127.0.0.1 and a raw protocol client to it; disposing stops both.</summary>
+/// <summary>A NameServer on 127.0.0.1 (its table in memory, or in the etcd given) and a raw protocol client to it; disposing stops both.</summary>
 internal sealed class NameServerTestHost : IAsyncDisposable
 {
     private NameServerTestHost(NameServerHost host)
@@ -20,10 +21,21 @@ internal sealed class NameServerTestHost : IAsyncDisposable
 
     public Proto.NameServer.NameServerClient Client { get; }
 
-    public static async Task<NameServerTestHost> StartAsync(int port = 0, Action<NameServerOptions>? configure = null)
+    public static async Task<NameServerTestHost> StartAsync(int port = 0, Action<NameServerOptions>? configure = null, EtcdProcess? etcd = null)
     {
         var options = new NameServerHostOptions { Port = port };
         configure?.Invoke(options.NameServer);
+        if (etcd is not null)
+        {
+            // The table in etcd, on a prefix of its own: the tests of a class share one etcd.
+            string prefix = EtcdNameRegistryTests.NewPrefix();
+            options.ConfigureServices = services => services.AddCspEtcdNameRegistry(o =>
+            {
+                o.Endpoints = etcd.ClientUrl;
+                o.Prefix = prefix;
+            });
+        }
+
         return new NameServerTestHost(await NameServerHost.StartAsync(options));
     }
 

@@ -480,11 +480,14 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// <summary>Whether a call failed for want of a NameServer rather than by its answer.</summary>
     /// <remarks>
     /// grpc-dotnet reports a refused connection as UNAVAILABLE but a connection the server closed
-    /// under the call (it stopped or restarted) as INTERNAL with the HTTP failure attached.
+    /// under the call (it stopped or restarted) as INTERNAL with the HTTP failure attached, and a
+    /// connection the handler tore down under the call (a keep-alive ping unanswered in time, as
+    /// on a machine too loaded to answer) as INTERNAL with the connection's content or stream
+    /// already disposed. Each says nothing about the call itself: it is tried again.
     /// </remarks>
     private static bool IsUnreachable(RpcException e) =>
         e.StatusCode == StatusCode.Unavailable
-        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException);
+        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException or ObjectDisposedException);
 
     /// <summary>Turns a status the caller cannot handle into the exception the public surface documents.</summary>
     private Exception Translate(RpcException e) => e.StatusCode switch
