@@ -132,26 +132,23 @@ public final class NetPingPong
         String filter = raw ? "RawNetworkMessageFilter" : "ObjectNetworkMessageFilter";
         System.out.printf(Locale.ROOT, "JCSP net2, two OS programs on 127.0.0.1 (%s, Java %s); %s s warm-up, median of %d rounds of >= %s s; load %s%n",
             filter, System.getProperty("java.version"), trim(warmup), rounds, trim(round), loadAverage());
-        if (syncSizes.length > 0)
+        printTable("JCSP net2 sync write", syncSizes, syncMicros, "%,.1f µs");
+        printTable("JCSP net2 asyncWrite stream", streamSizes, streamMBs, "%,.0f MB/s");
+    }
+
+    private static void printTable(String column, int[] sizes, double[] figures, String format)
+    {
+        if (sizes.length == 0)
         {
-            System.out.println();
-            System.out.println("| value | JCSP net2 sync write |");
-            System.out.println("|---:|---:|");
-            for (int i = 0; i < syncSizes.length; i++)
-            {
-                System.out.printf(Locale.ROOT, "| %s | %,.1f µs |%n", describe(syncSizes[i]), syncMicros[i]);
-            }
+            return;
         }
 
-        if (streamSizes.length > 0)
+        System.out.println();
+        System.out.println("| value | " + column + " |");
+        System.out.println("|---:|---:|");
+        for (int i = 0; i < sizes.length; i++)
         {
-            System.out.println();
-            System.out.println("| value | JCSP net2 asyncWrite stream |");
-            System.out.println("|---:|---:|");
-            for (int i = 0; i < streamSizes.length; i++)
-            {
-                System.out.printf(Locale.ROOT, "| %s | %,.0f MB/s |%n", describe(streamSizes[i]), streamMBs[i]);
-            }
+            System.out.println("| " + describe(sizes[i]) + " | " + String.format(Locale.ROOT, format, figures[i]) + " |");
         }
     }
 

@@ -42,7 +42,7 @@ for _ in $(seq 1 600); do
 done
 [[ -n $port ]] || { echo "The reader was not ready within 60 s." >&2; exit 1; }
 
-echo "load before: $(cat /proc/loadavg)" >&2
+echo "load before: $(cat /proc/loadavg)"
 # shellcheck disable=SC2086
 java ${JAVA_OPTS:-} -cp "$classpath" NetPingPong writer "$port" "$@"
 echo "load after: $(cat /proc/loadavg)"
