@@ -1,6 +1,6 @@
 using CspNet.NameServer;
-using Microsoft.Extensions.DependencyInjection;
 using Grpc.Net.Client;
+using Microsoft.Extensions.DependencyInjection;
 using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;

@@ -176,6 +176,27 @@ public class ReservationTests
     }
 
     [Fact(Timeout = 20_000)]
+    public async Task WhenReservableAsync_BufferFullWithAValueAHoldGaveBack_WaitsUntilAReaderTakes()
+    {
+        // A released hold puts its value in a front slot, beside the buffer's own: the buffer is
+        // then not full for a plain writer, but has no slot to reserve. Completing at once here
+        // would make a caller that waits for room and then reserves spin.
+        var channel = new Any2OneChannel<int>(new FifoBuffer<int>(2));
+        channel.CreateOut().Write(1);
+        channel.CreateOut().Write(2);
+        ChannelHold<int> hold = channel.TryHold()!;
+        channel.Release(hold);
+        Assert.Equal(0, channel.TryReserve(1));
+
+        Task room = channel.WhenReservableAsync(CancellationToken.None).AsTask();
+        Assert.False(room.IsCompleted);
+
+        Assert.Equal(1, await channel.In.ReadAsync());
+        await room;
+        Assert.Equal(1, channel.TryReserve(1));
+    }
+
+    [Fact(Timeout = 20_000)]
     public async Task WhenReservableAsync_Poisoned_Completes()
     {
         var channel = new Any2OneChannel<int>(new FifoBuffer<int>(1));

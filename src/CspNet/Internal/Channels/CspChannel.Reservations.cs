@@ -170,7 +170,7 @@ public abstract partial class CspChannel<T>
         ControlPoint.BeforeLock(this);
         lock (this)
         {
-            if (_poisoned || _buffer is not { } buffer || !IsFullLocked(buffer))
+            if (_poisoned || _buffer is not { } buffer || HasReservableRoomLocked(buffer))
             {
                 return;
             }
@@ -216,6 +216,21 @@ public abstract partial class CspChannel<T>
     {
         AssertLockHeld();
         return buffer.IsFull || (_reserved != 0 && (long)buffer.Count + _reserved >= ReservableCapacityLocked());
+    }
+
+    /// <summary>
+    /// Whether <see cref="TryReserve"/> would grant a slot now. Stricter than "not full": values a
+    /// released hold gave back sit in front slots that plain writers do not count, but reservations
+    /// do, so a buffer can have room for a writer and none to reserve. A buffer of unknown capacity
+    /// reserves nothing; for it this is "not full", as before.
+    /// </summary>
+    private bool HasReservableRoomLocked(IBuffer<T> buffer)
+    {
+        AssertLockHeld();
+        int capacity = ReservableCapacityLocked();
+        return capacity == 0
+            ? !IsFullLocked(buffer)
+            : !IsFullLocked(buffer) && (long)capacity - buffer.Count - _reserved > 0;
     }
 
     private int ReservableCapacityLocked()
