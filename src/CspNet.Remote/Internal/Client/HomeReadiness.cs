@@ -80,6 +80,33 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
         }
     }
 
+    /// <summary>
+    /// A reservation the home answered without setting anything aside: true (commit, the operation
+    /// will throw) with the poison message if the channel is poisoned; false if the home had nothing
+    /// (the end watches again, unless the selection gave up); a failure throws.
+    /// </summary>
+    internal bool EndedUnreserved(Completion completion, CancellationToken cancellationToken, out string? poison)
+    {
+        poison = null;
+        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        {
+            case Outcome.Cancelled:
+                if (!cancellationToken.IsCancellationRequested)
+                {
+                    NotReady();
+                }
+
+                return false;
+            case Outcome.Poisoned:
+                // As a local end: a poisoned channel commits the guard, and the operation throws.
+                poison = completion.Message;
+                return true;
+            default:
+                completion.ThrowIfFailed(what, cancellationToken);
+                return false;
+        }
+    }
+
     private void EnsureWatchLocked()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread, "EnsureWatchLocked is called under the readiness lock.");

@@ -183,24 +183,13 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         }
 
         Completion completion = await op.Task.ConfigureAwait(false);
-        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
         {
-            case Outcome.Cancelled:
-                if (!cancellationToken.IsCancellationRequested)
-                {
-                    // The home had nothing to set aside: watch for the next value.
-                    _readiness.NotReady();
-                }
-
-                return false;
-            case Outcome.Poisoned:
-                // As a local end: a poisoned channel commits the guard, and the read throws.
-                _reservedPoison = completion.Message;
-                return true;
-            default:
-                completion.ThrowIfFailed($"Selecting over '{name}'", cancellationToken);
-                return false;
+            _reservedPoison = poison;
+            return true;
         }
+
+        return false;
     }
 
     protected internal override void Confirm(GuardSite site)

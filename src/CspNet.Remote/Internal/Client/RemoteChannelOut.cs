@@ -310,23 +310,13 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
         }
 
         Completion completion = await op.Task.ConfigureAwait(false);
-        switch (completion.Lost is null ? completion.Outcome : Outcome.Error)
+        if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
         {
-            case Outcome.Cancelled:
-                if (!cancellationToken.IsCancellationRequested)
-                {
-                    // The home had nothing to set aside: watch again.
-                    _readiness.NotReady();
-                }
-
-                return false;
-            case Outcome.Poisoned:
-                _reservedPoison = completion.Message;
-                return true;
-            default:
-                completion.ThrowIfFailed($"Offering to '{_name}'", cancellationToken);
-                return false;
+            _reservedPoison = poison;
+            return true;
         }
+
+        return false;
     }
 
     /// <summary>A reservation's answer: the credit kept back for it is free again (or was spent at the home).</summary>

@@ -1,5 +1,6 @@
 using System;
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Internal;
@@ -237,22 +238,10 @@ internal sealed class ChannelHome<T> : Home
         /// <summary>Places the chosen offer's value where its reservation set it aside; a value that cannot be placed poisons the channel.</summary>
         private bool Place(IHostedChannel<T> core, OfferTarget target, ReadOnlySequence<byte> value, bool tooLarge)
         {
-            T item;
-            try
-            {
-                if (tooLarge || home.TooLarge(value.Length) is not null)
-                {
-                    throw new System.IO.InvalidDataException($"it is larger than the {home._maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)");
-                }
-
-                item = home._codec!.Read(value);
-            }
-#pragma warning disable CA1031 // Not swallowed: the channel is poisoned with it, which every party sees.
-            catch (Exception e) when (e is not OutOfMemoryException)
-#pragma warning restore CA1031
+            if (!TryDecode(value, tooLarge, out T? item, out string? why))
             {
                 GiveBack(core, target);
-                string kind = home.Kind.WireName(), name = home.Name, peer = Peer, why = e.Message;
+                string kind = home.Kind.WireName(), name = home.Name, peer = Peer;
                 core.Poison(() => new PoisonException($"{kind} '{name}' is poisoned: a value {peer} offered (its selection had chosen the offer) could not be placed: {why}."));
                 return false;
             }
@@ -268,6 +257,30 @@ internal sealed class ChannelHome<T> : Home
             }
 
             return true;
+        }
+
+        /// <summary>Decodes a value that came with a reservation or a credit; false, saying why, if it is too large or cannot be decoded.</summary>
+        private bool TryDecode(ReadOnlySequence<byte> value, bool tooLarge, [MaybeNullWhen(false)] out T item, [NotNullWhen(false)] out string? why)
+        {
+            try
+            {
+                if (tooLarge || home.TooLarge(value.Length) is not null)
+                {
+                    throw new System.IO.InvalidDataException($"it is larger than the {home._maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)");
+                }
+
+                item = home._codec!.Read(value);
+                why = null;
+                return true;
+            }
+#pragma warning disable CA1031 // Not swallowed: the caller poisons the channel with it, which every party sees.
+            catch (Exception e) when (e is not OutOfMemoryException)
+#pragma warning restore CA1031
+            {
+                item = default;
+                why = e.Message;
+                return false;
+            }
         }
 
         private void GiveBack(IHostedChannel<T> core, OfferTarget target)
@@ -302,22 +315,10 @@ internal sealed class ChannelHome<T> : Home
                 return true;
             }
 
-            T item;
-            try
-            {
-                if (tooLarge || home.TooLarge(value.Length) is not null)
-                {
-                    throw new System.IO.InvalidDataException($"it is larger than the {home._maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)");
-                }
-
-                item = home._codec!.Read(value);
-            }
-#pragma warning disable CA1031 // Not swallowed: the channel is poisoned with it, which every party sees.
-            catch (Exception e) when (e is not OutOfMemoryException)
-#pragma warning restore CA1031
+            if (!TryDecode(value, tooLarge, out T? item, out string? why))
             {
                 core.ReleaseReservations(1);
-                PoisonUnplaced(core, "it could not be decoded: " + e.Message);
+                PoisonUnplaced(core, "it could not be decoded: " + why);
                 return true;
             }
 
