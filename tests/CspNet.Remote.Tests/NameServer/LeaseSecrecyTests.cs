@@ -8,16 +8,17 @@ namespace CspNet.Remote.Tests.NameServer;
 /// <summary>
 /// A lease id is a program's credential at the NameServer (whoever knows it can register and
 /// remove names under it): no log line, at any level, carries one; logs name the public incarnation.
+/// <see cref="InMemoryLeaseSecrecyTests"/> and <see cref="EtcdLeaseSecrecyTests"/> run it on each registry.
 /// </summary>
-public sealed class LeaseSecrecyTests
+public abstract class LeaseSecrecyTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
-    [Fact(Timeout = 30_000)]
+    [RegistryFact(Timeout = 30_000)]
     public async Task Logs_LeaseOpenedUsedRefusedAndClosed_NeverContainALeaseId()
     {
         var logs = FakeLogCollector.Create(new FakeLogCollectorOptions());
         using var provider = new FakeLoggerProvider(logs);
         using ILoggerFactory loggers = LoggerFactory.Create(b => b.AddProvider(provider).SetMinimumLevel(LogLevel.Trace));
-        await using NameServerHost host = await NameServerHost.StartAsync(new NameServerHostOptions { LoggerFactory = loggers });
+        await using NameServerHost host = await StartHostAsync(new NameServerHostOptions { LoggerFactory = loggers });
         string leaseId;
         await using (CspNode node = await CspNode.StartAsync(new CspNodeOptions { NameServer = host.Uri, LoggerFactory = loggers }))
         {
@@ -35,6 +36,13 @@ public sealed class LeaseSecrecyTests
         Assert.Contains(records, record => record.Message.Contains("incarnation", StringComparison.Ordinal));
         Assert.DoesNotContain(records, record => record.Message.Contains(leaseId, StringComparison.Ordinal) || (record.Exception?.ToString().Contains(leaseId, StringComparison.Ordinal) ?? false));
     }
+}
+
+/// <summary>Lease ids in the logs of the in-memory registry, which also expires leases itself.</summary>
+public sealed class InMemoryLeaseSecrecyTests() : LeaseSecrecyTests(null)
+{
+    // In memory only: the registry's own clock expires the lease and logs it. On etcd, etcd
+    // expires leases and the registry logs nothing at expiry (its log lines are covered above).
 
     [Fact]
     public async Task Logs_LeaseExpired_NamesTheIncarnationNotTheLeaseId()
@@ -51,3 +59,7 @@ public sealed class LeaseSecrecyTests
         Assert.Contains(Incarnations.Of(lease.Id), expired.Message, StringComparison.Ordinal);
     }
 }
+
+/// <summary>Lease ids in the logs of a NameServer that keeps its table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdLeaseSecrecyTests(EtcdFixture etcd) : LeaseSecrecyTests(etcd), IClassFixture<EtcdFixture>;

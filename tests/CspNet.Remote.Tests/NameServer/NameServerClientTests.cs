@@ -4,7 +4,14 @@ using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-public sealed class NameServerClientTests
+/// <summary>
+/// A program's NameServer client against NameServers of each registry:
+/// <see cref="InMemoryNameServerClientTests"/> and <see cref="EtcdNameServerClientTests"/>.
+/// A NameServer "restarted" here comes back with an empty table (on etcd, a new prefix), as one
+/// whose in-memory table was lost; replicas that share a table in etcd are tested in
+/// <see cref="EtcdNameRegistryTests"/>.
+/// </summary>
+public abstract class NameServerClientTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
     private static readonly NameEntry Numbers = InMemoryNameRegistryTests.Channel("numbers");
 
@@ -31,10 +38,10 @@ public sealed class NameServerClientTests
         }
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task ResolveAsync_NameRegisteredLaterByAnotherProgram_ReturnsItsEntry()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient producer = await StartedClientAsync(host.Uri, 7001);
         await using NameServerClient consumer = await StartedClientAsync(host.Uri, 7002);
 
@@ -47,10 +54,10 @@ public sealed class NameServerClientTests
         Assert.Equal(producer.PublicIncarnation, resolved.Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task RegisterAsync_NameTakenByAnotherProgram_ThrowsSayingWhere()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient first = await StartedClientAsync(host.Uri, 7001);
         await using NameServerClient second = await StartedClientAsync(host.Uri, 7002);
         await first.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
@@ -63,10 +70,10 @@ public sealed class NameServerClientTests
         Assert.Equal(first.PublicIncarnation, existing.Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task UnregisterAsync_RegisteredName_RemovesIt()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient client = await StartedClientAsync(host.Uri, 7001);
         await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
@@ -76,23 +83,24 @@ public sealed class NameServerClientTests
         Assert.Null(await host.Registry.ResolveAsync("numbers", TimeSpan.Zero));
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task DisposeAsync_StartedClient_ClosesTheLeaseAndItsNames()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         NameServerClient client = await StartedClientAsync(host.Uri, 7001);
         await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+        string lease = client.Incarnation;
 
         await client.DisposeAsync();
 
-        Assert.Equal(0, ((InMemoryNameRegistry)host.Registry).LeaseCount);
+        await Assert.ThrowsAsync<LeaseNotFoundException>(() => host.Registry.RenewAsync(lease));
         Assert.Null(await host.Registry.ResolveAsync("numbers", TimeSpan.Zero));
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task RenewOnceAsync_AfterNameServerRestart_OpensANewLeaseAndRegistersAgain()
     {
-        NameServerHost first = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
         int port = first.Port;
         await using NameServerClient producer = await StartedClientAsync(first.Uri, 7001);
         (string Old, string New)? changed = null;
@@ -102,7 +110,7 @@ public sealed class NameServerClientTests
         string before = producer.Incarnation;
         await first.DisposeAsync();
 
-        await using NameServerHost second = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port });
+        await using NameServerHost second = await StartHostAsync(new NameServerHostOptions { Port = port });
         await producer.RenewOnceAsync(CancellationToken.None);
 
         await using NameServerClient consumer = NewClient(second.Uri, 7002);
@@ -113,11 +121,11 @@ public sealed class NameServerClientTests
         Assert.NotNull(await second.Registry.ResolveAsync("sync", TimeSpan.Zero));
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task RenewLoop_NameServerRestarted_RegistersAgainWhenItsTimerFires()
     {
         var time = new ManualTimeProvider();
-        NameServerHost first = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
         int port = first.Port;
         await using var producer = new NameServerClient(first.Uri, new LinkEndpoint("127.0.0.1", 7001), "producer", new NameServerClientOptions { TimeProvider = time });
         var changed = new TaskCompletionSource<string>(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -125,7 +133,7 @@ public sealed class NameServerClientTests
         await producer.StartAsync(CancellationToken.None);
         await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
         await first.DisposeAsync();
-        await using NameServerHost second = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port });
+        await using NameServerHost second = await StartHostAsync(new NameServerHostOptions { Port = port });
 
         // The lease's time to live is 10 s: the loop renews every third of it.
         time.Advance(TimeSpan.FromSeconds(10) / 3);
@@ -135,10 +143,10 @@ public sealed class NameServerClientTests
         Assert.Equal(Incarnations.Of(incarnation), resolved!.Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task RegisterAsync_LeaseExpiredMeanwhile_OpensANewLeaseAndRegisters()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient client = await StartedClientAsync(host.Uri, 7001);
         string before = client.Incarnation;
         await host.Registry.CloseLeaseAsync(before);
@@ -149,11 +157,11 @@ public sealed class NameServerClientTests
         Assert.Equal(client.PublicIncarnation, registered.Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task RenewOnceAsync_NameServerStoppedWithAReplicaUp_RegistersItsNamesAtTheReplica()
     {
-        NameServerHost first = await NameServerHost.StartAsync();
-        await using NameServerHost replica = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
+        await using NameServerHost replica = await StartHostAsync();
         await using var producer = new NameServerClient(first.Uri, new LinkEndpoint("127.0.0.1", 7001), "producer", new NameServerClientOptions
         {
             Replicas = [replica.Uri],
@@ -172,13 +180,13 @@ public sealed class NameServerClientTests
         Assert.Equal(producer.PublicIncarnation, resolved?.Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task ResolveAsync_FirstAddressDown_AnswersFromTheReplicaWithoutWaitingForTheTimeout()
     {
-        NameServerHost gone = await NameServerHost.StartAsync();
+        NameServerHost gone = await StartHostAsync();
         Uri down = gone.Uri;
         await gone.DisposeAsync();
-        await using NameServerHost replica = await NameServerHost.StartAsync();
+        await using NameServerHost replica = await StartHostAsync();
         await using NameServerClient producer = await StartedClientAsync(replica.Uri, 7001);
         await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
@@ -196,11 +204,11 @@ public sealed class NameServerClientTests
         Assert.Equal(replica.Uri, consumer.NameServer);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task StartAsync_EveryReplicaDown_ThrowsNamingEveryAddress()
     {
-        NameServerHost a = await NameServerHost.StartAsync();
-        NameServerHost b = await NameServerHost.StartAsync();
+        NameServerHost a = await StartHostAsync();
+        NameServerHost b = await StartHostAsync();
         (Uri first, Uri second) = (a.Uri, b.Uri);
         await a.DisposeAsync();
         await b.DisposeAsync();
@@ -218,29 +226,29 @@ public sealed class NameServerClientTests
         Assert.Contains(second.ToString(), e.Message, StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task ResolveAsync_NameServerStartsWhileResolving_RetriesAndReturns()
     {
-        NameServerHost gone = await NameServerHost.StartAsync();
+        NameServerHost gone = await StartHostAsync();
         int port = gone.Port;
         Uri address = gone.Uri;
         await gone.DisposeAsync();
         await using NameServerClient consumer = NewClient(address, 7002);
 
         Task<NameEntry> resolve = consumer.ResolveAsync("numbers", CancellationToken.None);
-        await using NameServerHost host = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port });
+        await using NameServerHost host = await StartHostAsync(new NameServerHostOptions { Port = port });
         await using NameServerClient producer = await StartedClientAsync(host.Uri, 7001);
         await producer.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
 
         Assert.Equal(producer.PublicIncarnation, (await resolve).Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task ResolveAsync_ServerWaitsFarLessThanAsked_KeepsAskingUntilRegistered()
     {
         var options = new NameServerHostOptions();
         options.NameServer.MaxResolveWait = TimeSpan.Zero;
-        await using NameServerHost host = await NameServerHost.StartAsync(options);
+        await using NameServerHost host = await StartHostAsync(options);
         await using NameServerClient consumer = NewClient(host.Uri, 7002);
         await using NameServerClient producer = await StartedClientAsync(host.Uri, 7001);
 
@@ -250,10 +258,10 @@ public sealed class NameServerClientTests
         Assert.Equal(producer.PublicIncarnation, (await resolve).Incarnation);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task StartAsync_NameServerDown_ThrowsNamingTheAddressAfterTheTimeout()
     {
-        NameServerHost gone = await NameServerHost.StartAsync();
+        NameServerHost gone = await StartHostAsync();
         Uri address = gone.Uri;
         await gone.DisposeAsync();
         await using NameServerClient client = NewClient(address, 7001, nameServerTimeout: TimeSpan.FromMilliseconds(300));
@@ -265,10 +273,10 @@ public sealed class NameServerClientTests
         Assert.Contains(address.ToString(), resolve.Message, StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task ResolveAsync_Cancelled_ThrowsOperationCanceled()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient client = NewClient(host.Uri, 7001);
         using var cts = new CancellationTokenSource();
 
@@ -278,10 +286,10 @@ public sealed class NameServerClientTests
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => resolve);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task DisposeAsync_WhileResolving_EndsTheResolveWithObjectDisposed()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         NameServerClient client = NewClient(host.Uri, 7001);
         Task<NameEntry> resolve = client.ResolveAsync("never", CancellationToken.None);
 
@@ -290,10 +298,10 @@ public sealed class NameServerClientTests
         await Assert.ThrowsAsync<ObjectDisposedException>(() => resolve);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task StartAsync_ConnectionTornDownUnderTheCall_RetriesAndOpensTheLease()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         using var handler = new TornDownOnceHandler(new SocketsHttpHandler());
         await using var client = new NameServerClient(host.Uri, new LinkEndpoint("127.0.0.1", 7001), "client-7001", new NameServerClientOptions
         {
@@ -327,7 +335,7 @@ public sealed class NameServerClientTests
         }
     }
 
-    [Fact]
+    [RegistryFact]
     public void Constructor_InvalidArguments_Throw()
     {
         var link = new LinkEndpoint("127.0.0.1", 7001);
@@ -336,3 +344,10 @@ public sealed class NameServerClientTests
         Assert.ThrowsAny<ArgumentException>(() => new NameServerClient(new Uri("http://localhost:1"), link, "bad\nlabel"));
     }
 }
+
+/// <summary>The client against NameServers that keep their table in memory (the default).</summary>
+public sealed class InMemoryNameServerClientTests() : NameServerClientTests(null);
+
+/// <summary>The client against NameServers that keep their table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdNameServerClientTests(EtcdFixture etcd) : NameServerClientTests(etcd), IClassFixture<EtcdFixture>;

@@ -5,8 +5,11 @@ using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-/// <summary>Untrusted input: the server answers garbage with statuses and keeps serving.</summary>
-public sealed class NameServerFuzzTests
+/// <summary>
+/// Untrusted input: the server answers garbage with statuses and keeps serving, on each registry
+/// (<see cref="InMemoryNameServerFuzzTests"/>, <see cref="EtcdNameServerFuzzTests"/>).
+/// </summary>
+public abstract class NameServerFuzzTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
     private const int Requests = 10_000;
 
@@ -14,11 +17,11 @@ public sealed class NameServerFuzzTests
 
     private static readonly Marshaller<byte[]> RawBytes = Marshallers.Create(static b => b, static b => b);
 
-    [Fact(Timeout = 60000)]
+    [RegistryFact(Timeout = 60000)]
     public async Task Server_TenThousandMutatedRequests_AnswersEachWithAStatusAndKeepsServing()
     {
         // A short maximum wait: mutated Resolve requests may ask to wait for hours.
-        await using var server = await NameServerTestHost.StartAsync(configure: o => o.MaxResolveWait = TimeSpan.FromMilliseconds(5));
+        await using var server = await StartTestHostAsync(configure: o => o.MaxResolveWait = TimeSpan.FromMilliseconds(5));
         string[] leases = [await server.OpenLeaseAsync("fuzz-a"), await server.OpenLeaseAsync("fuzz-b")];
         var statuses = new ConcurrentDictionary<StatusCode, int>();
         var unexpected = new ConcurrentQueue<string>();
@@ -152,3 +155,10 @@ public sealed class NameServerFuzzTests
         }
     }
 }
+
+/// <summary>Garbage at a NameServer that keeps its table in memory (the default).</summary>
+public sealed class InMemoryNameServerFuzzTests() : NameServerFuzzTests(null);
+
+/// <summary>Garbage at a NameServer that keeps its table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdNameServerFuzzTests(EtcdFixture etcd) : NameServerFuzzTests(etcd), IClassFixture<EtcdFixture>;

@@ -6,6 +6,11 @@ using Microsoft.Extensions.Options;
 
 namespace CspNet.Remote.Tests.NameServer;
 
+/// <summary>
+/// How the NameServer's services compose. These build a service provider and start no NameServer,
+/// so they do not run per registry: the in-memory registry is what <c>AddCspNameServer</c> adds
+/// unless another is registered, and <c>AddCspEtcdNameRegistry</c> replaces it in either order.
+/// </summary>
 public sealed class NameServerServiceCollectionExtensionsTests
 {
     [Fact]
@@ -29,6 +34,29 @@ public sealed class NameServerServiceCollectionExtensionsTests
             .BuildServiceProvider();
 
         Assert.Same(mine, provider.GetRequiredService<INameRegistry>());
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void AddCspEtcdNameRegistry_BeforeOrAfterAddCspNameServer_IsTheRegistry(bool etcdFirst)
+    {
+        var services = new ServiceCollection().AddLogging();
+        if (etcdFirst)
+        {
+            services.AddCspEtcdNameRegistry();
+        }
+
+        services.AddCspNameServer();
+        if (!etcdFirst)
+        {
+            services.AddCspEtcdNameRegistry();
+        }
+
+        // The registry connects at its first call: building it needs no etcd.
+        using ServiceProvider provider = services.BuildServiceProvider();
+
+        Assert.IsType<CspNet.NameServer.Etcd.EtcdNameRegistry>(provider.GetRequiredService<INameRegistry>());
     }
 
     [Fact]

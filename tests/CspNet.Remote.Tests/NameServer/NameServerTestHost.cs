@@ -1,6 +1,5 @@
 using CspNet.NameServer;
 using Grpc.Net.Client;
-using Microsoft.Extensions.DependencyInjection;
 using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;
@@ -27,13 +26,7 @@ internal sealed class NameServerTestHost : IAsyncDisposable
         configure?.Invoke(options.NameServer);
         if (etcd is not null)
         {
-            // The table in etcd, on a prefix of its own: the tests of a class share one etcd.
-            string prefix = EtcdNameRegistryTests.NewPrefix();
-            options.ConfigureServices = services => services.AddCspEtcdNameRegistry(o =>
-            {
-                o.Endpoints = etcd.ClientUrl;
-                o.Prefix = prefix;
-            });
+            options.UseEtcd(etcd);
         }
 
         return new NameServerTestHost(await NameServerHost.StartAsync(options));

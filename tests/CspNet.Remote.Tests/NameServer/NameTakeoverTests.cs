@@ -4,15 +4,18 @@ using CspNet.Remote.NameServer;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-/// <summary>A name taken by another program while its owner's lease was gone: the owner is told, not only a log line.</summary>
-public sealed class NameTakeoverTests
+/// <summary>
+/// A name taken by another program while its owner's lease was gone: the owner is told, not only a log line.
+/// The NameServer comes back with an empty table (on etcd, a new prefix), as one whose table was lost.
+/// </summary>
+public abstract class NameTakeoverTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
     private const int Timeout = 30_000;
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task RenewOnceAsync_SquatterRegisteredDuringRestart_RaisesNameLostAtTheOwner()
     {
-        NameServerHost first = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
         int port = first.Port;
         await using var owner = new NameServerClient(first.Uri, new LinkEndpoint("127.0.0.1", 7001), "owner", new NameServerClientOptions { TimeProvider = new ManualTimeProvider() });
         await owner.StartAsync(CancellationToken.None);
@@ -21,7 +24,7 @@ public sealed class NameTakeoverTests
         var lost = new List<(string Name, string Detail)>();
         owner.NameLost += (name, detail) => lost.Add((name, detail));
         await first.DisposeAsync();
-        await using NameServerHost second = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port, BeforeListening = SquatAsync("numbers") });
+        await using NameServerHost second = await StartHostAsync(new NameServerHostOptions { Port = port, BeforeListening = SquatAsync("numbers") });
 
         await owner.RenewOnceAsync(CancellationToken.None);
 
@@ -31,10 +34,10 @@ public sealed class NameTakeoverTests
         Assert.Equal(owner.PublicIncarnation, (await second.Registry.ResolveAsync("kept", TimeSpan.Zero))!.Incarnation);
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task NameLost_SquatterRegisteredDuringRestart_TheOwningNodeIsTold()
     {
-        NameServerHost first = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
         int port = first.Port;
         await using CspNode owner = await CspNode.StartAsync(new CspNodeOptions { NameServer = first.Uri, ProgramLabel = "owner" });
         _ = await owner.GetOne2OneInAsync<int>("numbers");
@@ -47,7 +50,7 @@ public sealed class NameTakeoverTests
         await first.DisposeAsync();
 
         // The squatter's registration is in before the restarted NameServer takes any call.
-        await using NameServerHost second = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port, BeforeListening = SquatAsync("numbers") });
+        await using NameServerHost second = await StartHostAsync(new NameServerHostOptions { Port = port, BeforeListening = SquatAsync("numbers") });
         NameLostEventArgs lost = await told.Task;
 
         Assert.Equal("numbers", lost.Name);
@@ -60,3 +63,10 @@ public sealed class NameTakeoverTests
         await registry.RegisterAsync(lease.Id, InMemoryNameRegistryTests.Channel(name), returnExisting: false);
     };
 }
+
+/// <summary>The takeover on NameServers that keep their table in memory (the default).</summary>
+public sealed class InMemoryNameTakeoverTests() : NameTakeoverTests(null);
+
+/// <summary>The takeover on NameServers that keep their table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdNameTakeoverTests(EtcdFixture etcd) : NameTakeoverTests(etcd), IClassFixture<EtcdFixture>;

@@ -14,6 +14,8 @@ namespace CspNet.Remote.Tests.NameServer;
 /// registers appear, and disappear when the program is killed and its lease runs out. The page
 /// reloads itself; the test only reads the DOM as it changes. Needs the Debian packages
 /// <c>chromium</c> and <c>chromium-driver</c>, and fails saying so when they are missing.
+/// In memory only: the page lists names only from an <see cref="InMemoryNameRegistry"/> (over etcd it
+/// shows failures alone, which <see cref="EtcdStatusPageEndpointTests"/> covers).
 /// </summary>
 public sealed class StatusPageBrowserTests
 {

@@ -10,16 +10,19 @@ using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-/// <summary>The status page as <see cref="NameServerHost"/> serves it: HTTP/1.1, headers, who may read it.</summary>
-public sealed class StatusPageEndpointTests
+/// <summary>
+/// The status page as <see cref="NameServerHost"/> serves it: HTTP/1.1, headers, who may read it,
+/// on each registry (<see cref="InMemoryStatusPageEndpointTests"/>, <see cref="EtcdStatusPageEndpointTests"/>).
+/// </summary>
+public abstract class StatusPageEndpointTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
     private const int Timeout = 30_000;
     private const string Key = "status-page-test-key";
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StatusUri_DefaultHost_ServesAScriptlessPageOverHttp11()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         using var http = UserKey.Http(new HttpClientHandler { AllowAutoRedirect = false });
 
         using HttpResponseMessage page = await http.GetAsync(host.StatusUri);
@@ -31,17 +34,18 @@ public sealed class StatusPageEndpointTests
         Assert.StartsWith("default-src 'none'", page.Headers.GetValues("Content-Security-Policy").Single(), StringComparison.Ordinal);
         Assert.True(page.Headers.CacheControl!.NoStore);
         string html = await page.Content.ReadAsStringAsync();
-        Assert.Contains("No names are registered.", html, StringComparison.Ordinal);
+        // Only the in-memory registry lists its names on the page; over etcd the page says so.
+        Assert.Contains(OnEtcd ? "cannot list its names" : "No names are registered.", html, StringComparison.Ordinal);
         Assert.DoesNotContain("<script", html, StringComparison.OrdinalIgnoreCase);
         Assert.NotEqual(host.Port, host.StatusUri!.Port);
         Assert.Equal(HttpStatusCode.Redirect, root.StatusCode);
         Assert.Equal("/status", root.Headers.Location!.OriginalString);
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StatusJson_RefusedGrpcRequest_IsListedAsARecentFailure()
     {
-        await using NameServerTestHost server = await NameServerTestHost.StartAsync();
+        await using NameServerTestHost server = await StartTestHostAsync();
         var bad = new Proto.OpenLeaseRequest { Endpoint = new Proto.Endpoint { Host = "127.0.0.1", Port = 0 }, Program = "misconfigured" };
         await Assert.ThrowsAsync<RpcException>(async () => await server.Client.OpenLeaseAsync(bad));
         using var http = UserKey.Http();
@@ -54,12 +58,12 @@ public sealed class StatusPageEndpointTests
         Assert.Contains("InvalidArgument", failure.GetProperty("reason").GetString(), StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StatusPage_ClusterKey_RequiredAsBasicPasswordOrHeader()
     {
         var options = new NameServerHostOptions();
         options.NameServer.ClusterKey = Key;
-        await using NameServerHost host = await NameServerHost.StartAsync(options);
+        await using NameServerHost host = await StartHostAsync(options);
         using (GrpcChannel channel = GrpcChannel.ForAddress(host.Uri))
         {
             var stranger = new Proto.NameServer.NameServerClient(channel);
@@ -86,12 +90,12 @@ public sealed class StatusPageEndpointTests
         Assert.Equal("Unauthenticated", failure.GetProperty("kind").GetString());
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StatusPage_NoKeyConfigured_AsksForThisUsersKeyEvenOnThisMachine()
     {
         // Loopback is shared by every user of the machine: the page lists every name, so it asks
         // for the key of the user that runs the NameServer; a DNS-rebinding page cannot know it.
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         using var anonymousHttp = new HttpClient();
         using HttpClient owner = UserKey.Http();
 
@@ -104,30 +108,30 @@ public sealed class StatusPageEndpointTests
         Assert.Equal(HttpStatusCode.OK, mine.StatusCode);
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StartAsync_StatusPageDisabled_HasNoStatusUri()
     {
         var options = new NameServerHostOptions();
         options.StatusPage.Enabled = false;
 
-        await using NameServerHost host = await NameServerHost.StartAsync(options);
+        await using NameServerHost host = await StartHostAsync(options);
 
         Assert.Null(host.StatusUri);
     }
 
-    [Fact(Timeout = Timeout)]
+    [RegistryFact(Timeout = Timeout)]
     public async Task StartAsync_StatusPageOnAllInterfacesWithoutKey_ThrowsSayingWhatToSet()
     {
         var options = new NameServerHostOptions();
         options.StatusPage.Address = IPAddress.Any;
 
-        var e = await Assert.ThrowsAsync<ArgumentException>(() => NameServerHost.StartAsync(options));
+        var e = await Assert.ThrowsAsync<ArgumentException>(() => StartHostAsync(options));
 
         Assert.Contains("ClusterKey", e.Message, StringComparison.Ordinal);
         Assert.Contains("StatusPage.Enabled = false", e.Message, StringComparison.Ordinal);
     }
 
-    [Fact]
+    [RegistryFact]
     public void Validate_RefreshNotWholeSeconds_Throws()
     {
         var options = new NameServerStatusPageOptions { Refresh = TimeSpan.FromMilliseconds(1500) };
@@ -147,3 +151,10 @@ public sealed class StatusPageEndpointTests
         return await http.SendAsync(request);
     }
 }
+
+/// <summary>The page of a NameServer that keeps its table in memory (the default).</summary>
+public sealed class InMemoryStatusPageEndpointTests() : StatusPageEndpointTests(null);
+
+/// <summary>The page of a NameServer that keeps its table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdStatusPageEndpointTests(EtcdFixture etcd) : StatusPageEndpointTests(etcd), IClassFixture<EtcdFixture>;

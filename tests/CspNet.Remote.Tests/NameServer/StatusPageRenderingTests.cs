@@ -7,6 +7,10 @@ using Microsoft.Extensions.Options;
 namespace CspNet.Remote.Tests.NameServer;
 
 /// <summary>The status page's snapshot, HTML, JSON and failure ring, on a manual clock and without a browser.</summary>
+/// <remarks>
+/// In memory only: the page lists names and leases only from an <see cref="InMemoryNameRegistry"/>'s
+/// snapshot (over etcd it shows failures alone, which <see cref="EtcdStatusPageEndpointTests"/> covers).
+/// </remarks>
 public sealed class StatusPageRenderingTests : IDisposable
 {
     private static readonly TimeSpan Ttl = TimeSpan.FromSeconds(10);

@@ -1,4 +1,5 @@
 using CspNet.NameServer;
+using CspNet.Remote.Tests.NameServer;
 
 namespace CspNet.Remote.Tests.Named;
 
@@ -18,7 +19,7 @@ internal sealed class TestSystem : IAsyncDisposable
     internal Uri NameServer => Host.Uri;
 
     internal static async Task<TestSystem> StartAsync() =>
-        new(await NameServerHost.StartAsync(HostOptions(0)));
+        new(await NameServerHost.StartAsync(await HostOptions(0).ForThisRunAsync()));
 
     // Short leases: programs renew every third of it, so they notice a restarted NameServer quickly.
     private static NameServerHostOptions HostOptions(int port)
@@ -44,12 +45,12 @@ internal sealed class TestSystem : IAsyncDisposable
         return child;
     }
 
-    /// <summary>Stops the NameServer and starts a new one (empty registry) on the same port.</summary>
+    /// <summary>Stops the NameServer and starts a new one (empty registry; on etcd, a new prefix) on the same port.</summary>
     internal async Task RestartNameServerAsync()
     {
         int port = Host.Port;
         await Host.DisposeAsync();
-        Host = await NameServerHost.StartAsync(HostOptions(port));
+        Host = await NameServerHost.StartAsync(await HostOptions(port).ForThisRunAsync());
     }
 
     public async ValueTask DisposeAsync()

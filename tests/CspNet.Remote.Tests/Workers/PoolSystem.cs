@@ -1,5 +1,6 @@
 using CspNet.NameServer;
 using CspNet.Remote.Internal.Workers;
+using CspNet.Remote.Tests.NameServer;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Workers;
@@ -14,14 +15,14 @@ internal sealed class PoolSystem : IAsyncDisposable
 
     internal NameServerHost Host { get; private set; }
 
-    internal static async Task<PoolSystem> StartAsync() => new(await NameServerHost.StartAsync(HostOptions(0)));
+    internal static async Task<PoolSystem> StartAsync() => new(await NameServerHost.StartAsync(await HostOptions(0).ForThisRunAsync()));
 
-    /// <summary>Stops the NameServer and starts a new one (empty registry) on the same port.</summary>
+    /// <summary>Stops the NameServer and starts a new one (empty registry; on etcd, a new prefix) on the same port.</summary>
     internal async Task RestartNameServerAsync()
     {
         int port = Host.Port;
         await Host.DisposeAsync();
-        Host = await NameServerHost.StartAsync(HostOptions(port));
+        Host = await NameServerHost.StartAsync(await HostOptions(port).ForThisRunAsync());
     }
 
     private static NameServerHostOptions HostOptions(int port)
