@@ -17,6 +17,16 @@ namespace CspNet.Remote.Tests.NameServer;
 public sealed class EtcdProcess : IAsyncDisposable
 {
     private const string ReadyMarker = "serving client traffic";
+
+    // $0 is etcd, "$@" its arguments; fd 3 keeps the pipe, as a background job's stdin is /dev/null.
+    private const string WatchParentScript = """
+        exec 3<&0
+        "$0" "$@" &
+        etcd=$!
+        { read -r _ <&3; kill "$etcd"; } >/dev/null 2>&1 &
+        wait "$etcd"
+        """;
+
     private readonly string _dataDir;
     private readonly int _peerPort;
     private readonly string[] _tlsArguments;
@@ -107,12 +117,17 @@ public sealed class EtcdProcess : IAsyncDisposable
     {
         await StopAsync();
         string peer = "http://127.0.0.1:" + _peerPort;
-        var start = new ProcessStartInfo(Binary)
+        // etcd runs under a shell that kills it when this process's end of its standard input
+        // closes: also when the test process is killed rather than disposing the fixture, so no
+        // etcd outlives the run. The shell exits with etcd, keeping "it exited" visible below.
+        var start = new ProcessStartInfo("/bin/sh")
         {
+            RedirectStandardInput = true,
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             ArgumentList =
             {
+                "-c", WatchParentScript, Binary,
                 "--name", _name, "--data-dir", _dataDir,
                 "--listen-client-urls", ClientUrl, "--advertise-client-urls", ClientUrl,
                 "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,

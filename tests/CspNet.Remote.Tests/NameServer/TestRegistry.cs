@@ -50,7 +50,8 @@ internal static class TestRegistry
 
         EtcdProcess etcd = await EtcdProcess.StartAsync();
 
-        // xunit 2 has no fixture for the whole assembly: the run's etcd goes when the test process exits.
+        // xunit 2 has no fixture for the whole assembly: the run's etcd goes when the test process
+        // exits, or with the test process's end of its standard input when the test host is killed.
         AppDomain.CurrentDomain.ProcessExit += (_, _) => etcd.DisposeAsync().AsTask().GetAwaiter().GetResult();
         return etcd;
     }

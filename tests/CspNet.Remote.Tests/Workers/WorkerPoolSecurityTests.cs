@@ -92,8 +92,10 @@ public sealed class WorkerPoolSecurityTests
         var accepted = new DistParallel([new StateJob(1)], trusted);
         var refused = new DistParallel([new StateJob(2)], untrusted);
 
-        await accepted.RunAsync();
+        // The refused caller goes first: after a run the pool's free count reaches the NameServer
+        // a moment later, and a caller that finds no free pool runs its processes locally.
         var e = await Assert.ThrowsAsync<UnauthorizedAccessException>(() => refused.RunAsync());
+        await accepted.RunAsync();
 
         Assert.Equal(1, accepted.RanRemotely);
         Assert.Contains("client certificate", e.Message, StringComparison.Ordinal);
