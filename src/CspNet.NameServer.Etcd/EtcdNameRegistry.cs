@@ -242,7 +242,7 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
     {
         NameValidation.LeaseId(leaseId);
         NameValidation.Name(name);
-        ArgumentException.ThrowIfNullOrEmpty(toIncarnation);
+        NameValidation.Incarnation(toIncarnation, nameof(toIncarnation));
         return RunAsync("MoveName", async (options) =>
         {
             LeaseRecord lease = await LiveLeaseAsync(leaseId, options).ConfigureAwait(false);

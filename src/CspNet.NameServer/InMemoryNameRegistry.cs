@@ -230,7 +230,7 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
     {
         NameValidation.LeaseId(leaseId);
         NameValidation.Name(name);
-        ArgumentException.ThrowIfNullOrEmpty(toIncarnation);
+        NameValidation.Incarnation(toIncarnation, nameof(toIncarnation));
         cancellationToken.ThrowIfCancellationRequested();
         List<LeaseState>? expired;
         NameEntry moved;
