@@ -23,7 +23,7 @@ public abstract class NameServerClientTests(EtcdFixture? etcd) : RegistryTests(e
             MaxBackoff = TimeSpan.FromMilliseconds(100),
         });
 
-    private static async Task<NameServerClient> StartedClientAsync(Uri nameServer, int linkPort)
+    internal static async Task<NameServerClient> StartedClientAsync(Uri nameServer, int linkPort)
     {
         NameServerClient client = NewClient(nameServer, linkPort);
         try

@@ -13,7 +13,7 @@ public abstract class NameServerFuzzTests(EtcdFixture? etcd) : RegistryTests(etc
 {
     private const int Requests = 10_000;
 
-    private static readonly string[] Methods = ["OpenLease", "Renew", "CloseLease", "Register", "Unregister", "Resolve"];
+    private static readonly string[] Methods = ["OpenLease", "Renew", "CloseLease", "Register", "Unregister", "Resolve", "MoveName"];
 
     private static readonly Marshaller<byte[]> RawBytes = Marshallers.Create(static b => b, static b => b);
 
