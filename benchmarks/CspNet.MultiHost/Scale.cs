@@ -43,6 +43,12 @@ internal static class Scale
             for (int i = 0; i < programs; i++)
             {
                 await starting.WaitAsync();
+                if (ready.Find(task => task.IsFaulted) is { } failed)
+                {
+                    // A program that could not start ends the run now, naming it.
+                    await failed;
+                }
+
                 Child node = cluster.StartRole(
                     2 + (i % hosts),
                     "node",
