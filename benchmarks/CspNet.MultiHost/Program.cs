@@ -27,16 +27,18 @@ var hosts = Cli.IntCount("--hosts", "hosts the programs are spread over", 10, 1,
 var programs = Cli.IntCount("--programs", "programs (separate OS processes)", 100, 1, 2000);
 var channels = Cli.IntCount("--channels", "named channels in all (each program hosts its share)", 1000, 1, 1_000_000);
 var values = Cli.IntCount("--values", "values written on every channel in the traffic phase", 100, 1, 1_000_000);
+var pools = Cli.IntCount("--pools", "worker pools registered (on the first programs) and looked up by every program", 20, 0, 2000);
 var soak = Cli.IntCount("--soak-seconds", "then keep every channel busy this long (0: no soak)", 0, 0, 86_400);
+var sample = Cli.IntCount("--sample-seconds", "during the soak, memory sampled this often", 30, 1, 3600);
 var scale = new Command("scale", "Register, resolve, traffic and NameServer failover with many programs on many hosts.")
 {
-    registry, hosts, programs, channels, values, soak,
+    registry, hosts, programs, channels, values, pools, soak, sample,
 };
 scale.SetAction(result => Cli.Report(async () =>
 {
     foreach (string kind in result.GetValue(registry)!.Value)
     {
-        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(soak));
+        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(pools), result.GetValue(soak), result.GetValue(sample));
     }
 
     return 0;

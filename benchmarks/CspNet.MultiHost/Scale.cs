@@ -4,16 +4,22 @@ using System.Globalization;
 namespace CspNet.MultiHost;
 
 /// <summary>
-/// Programs on many hosts against one registry: how fast names register and resolve, what a name
-/// costs the NameServer and etcd, whether traffic over every channel arrives exactly once, and how
-/// long programs take to carry on after the NameServer they use dies.
+/// Programs on many hosts against one registry: how fast names and worker pools register and
+/// resolve, what a name costs the NameServer and etcd, whether traffic over every channel arrives
+/// exactly once (for a moment, then for a soak with memory sampled over time), and how long
+/// programs take to carry on after the NameServer they use dies, step by step.
 /// </summary>
 internal static class Scale
 {
-    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int soakSeconds)
+    // Programs starting at once: more only queue for the same two cores and, started together,
+    // make the NameServer's first calls miss their deadline (programs then fail over at start).
+    private const int StartingAtOnce = 8;
+
+    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int pools, int soakSeconds, int sampleSeconds)
     {
         int names = Math.Max(1, channels / programs);
-        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), registry: {registry}");
+        pools = Math.Min(pools, programs);
+        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), {pools} worker pools, registry: {registry}; {Load()}");
         await using Cluster cluster = await Cluster.CreateAsync(hosts + 2);
         string[] registryArguments = [];
         (string Url, Child Process, string DataDir)? etcd = null;
@@ -31,18 +37,44 @@ internal static class Scale
 
         long started = Stopwatch.GetTimestamp();
         var nodes = new List<Child>();
-        for (int i = 0; i < programs; i++)
+        using (var starting = new SemaphoreSlim(StartingAtOnce))
         {
-            nodes.Add(cluster.StartRole(
-                2 + (i % hosts),
-                "node",
-                "--nameserver", cluster.NameServerUri(0).ToString(), "--replica", cluster.NameServerUri(1).ToString(),
-                "--index", i.ToString(CultureInfo.InvariantCulture), "--programs", programs.ToString(CultureInfo.InvariantCulture),
-                "--names", names.ToString(CultureInfo.InvariantCulture), "--values", values.ToString(CultureInfo.InvariantCulture)));
+            var ready = new List<Task>();
+            for (int i = 0; i < programs; i++)
+            {
+                await starting.WaitAsync();
+                if (ready.Find(task => task.IsFaulted) is { } failed)
+                {
+                    // A program that could not start ends the run now, naming it.
+                    await failed;
+                }
+
+                Child node = cluster.StartRole(
+                    2 + (i % hosts),
+                    "node",
+                    "--nameserver", cluster.NameServerUri(0).ToString(), "--replica", cluster.NameServerUri(1).ToString(),
+                    "--index", i.ToString(CultureInfo.InvariantCulture), "--programs", programs.ToString(CultureInfo.InvariantCulture),
+                    "--names", names.ToString(CultureInfo.InvariantCulture), "--values", values.ToString(CultureInfo.InvariantCulture));
+                nodes.Add(node);
+                ready.Add(ReadyAsync(node));
+            }
+
+            await Task.WhenAll(ready);
+
+            async Task ReadyAsync(Child node)
+            {
+                try
+                {
+                    await node.WaitForAsync("ready", TimeSpan.FromMinutes(5));
+                }
+                finally
+                {
+                    starting.Release();
+                }
+            }
         }
 
-        await AllAsync(nodes, null, "ready", TimeSpan.FromMinutes(5));
-        Console.WriteLine($"programs started and joined in {Stopwatch.GetElapsedTime(started).TotalSeconds:0.0} s");
+        Console.WriteLine($"programs started ({StartingAtOnce} at a time) and joined in {Stopwatch.GetElapsedTime(started).TotalSeconds:0.0} s; {Load()}");
 
         (TimeSpan registerTime, List<double> register) = await PhaseAsync(nodes, "register", "registered");
         long nameServerAfter = first.ResidentBytes();
@@ -58,29 +90,119 @@ internal static class Scale
             Console.WriteLine($"etcd memory per name: {(etcdAfter - etcdBefore) / (double)total:0} B (RSS {etcdBefore >> 20} -> {etcdAfter >> 20} MiB); disk per name: {(etcdDiskAfter - etcdDiskBefore) / (double)total:0} B");
         }
 
+        if (pools > 0)
+        {
+            // Pools on the first programs (spread over the hosts), then every program looks them up.
+            List<Child> poolNodes = nodes.GetRange(0, pools);
+            long start = Stopwatch.GetTimestamp();
+            string[] pooled = await Task.WhenAll(poolNodes.Select((node, i) => SendAndWaitAsync(node, "pool pool" + i.ToString(CultureInfo.InvariantCulture), "pooled")));
+            Report("worker pool start + register (WorkerPoolHost.StartAsync)", Stopwatch.GetElapsedTime(start), pooled.SelectMany(Cluster.ParseMicros).ToList());
+            (TimeSpan listTime, List<double> listed) = await PhaseAsync(nodes, "pools 5 " + pools.ToString(CultureInfo.InvariantCulture), "listed");
+            Report($"list the {pools} free pools (DistParallel's look-up), 5 per program", listTime, listed);
+        }
+
         List<string> traffic = await AllAsync(nodes, "traffic", "traffic", TimeSpan.FromMinutes(10));
         long moved = traffic.Sum(line => long.Parse(line.Split(' ')[2], CultureInfo.InvariantCulture));
         Console.WriteLine($"traffic: {moved} values over {total} channels, each read exactly once and in order: {(moved == (long)total * values ? "yes" : "NO")}");
 
         if (soakSeconds > 0)
         {
-            long soakBefore = first.ResidentBytes();
-            List<string> soak = await AllAsync(nodes, "soak " + soakSeconds.ToString(CultureInfo.InvariantCulture), "soak", TimeSpan.FromSeconds(soakSeconds + 300));
-            long soaked = soak.Sum(line => long.Parse(line.Split(' ')[2], CultureInfo.InvariantCulture));
-            int[] rss = soak.Select(line => int.Parse(line.Split(' ')[4], CultureInfo.InvariantCulture)).Order().ToArray();
-            Console.WriteLine($"soak: {soakSeconds} s, {soaked} values, none lost, duplicated or out of order; program RSS median {rss[rss.Length / 2]} MiB, max {rss[^1]} MiB; NameServer RSS {soakBefore >> 20} -> {first.ResidentBytes() >> 20} MiB");
+            await SoakAsync(nodes, first, etcd?.Process, total, soakSeconds, sampleSeconds);
         }
 
-        // The NameServer every program uses dies: how long until each can register again.
+        // The NameServer every program uses dies: how long until each can register again, and
+        // then how long a second registration takes (the replica warm, the lease settled).
+        Console.WriteLine($"killing the first NameServer; {Load()}");
         await first.DisposeAsync();
         long killed = Stopwatch.GetTimestamp();
         List<string> recovered = await AllAsync(nodes, "recover 1", "recovered", TimeSpan.FromMinutes(5));
-        List<double> recovery = recovered.Select(line => double.Parse(line.Split(' ')[1], CultureInfo.InvariantCulture)).ToList();
-        (double p50, double p99, double max) = Cluster.Percentiles(recovery);
-        Console.WriteLine($"after the first NameServer was killed: every program registered through the replica within {Stopwatch.GetElapsedTime(killed).TotalSeconds:0.00} s (per program: median {p50:0} ms, p99 {p99:0} ms, max {max:0} ms)");
+        TimeSpan allBack = Stopwatch.GetElapsedTime(killed);
+        List<string> again = await AllAsync(nodes, "recover 2", "recovered", TimeSpan.FromMinutes(5));
+        ReportRecovery(allBack, recovered, again);
 
         await AllAsync(nodes, "quit", null, TimeSpan.Zero);
         return 0;
+    }
+
+    /// <summary>
+    /// Every channel busy for <paramref name="seconds"/>; meanwhile the programs', the NameServer's
+    /// and etcd's resident memory every <paramref name="sampleSeconds"/>, one line each, then first,
+    /// last and largest side by side, so that "flat" can be judged.
+    /// </summary>
+    private static async Task SoakAsync(List<Child> nodes, Child nameServer, Child? etcd, int channels, int seconds, int sampleSeconds)
+    {
+        var samples = new List<(double Seconds, long Programs, long Largest, long NameServer, long Etcd)>();
+        void Sample(double at)
+        {
+            long[] rss = nodes.Select(node => node.ResidentBytes()).ToArray();
+            (double, long, long, long, long) sample = (at, rss.Sum(), rss.Max(), nameServer.ResidentBytes(), etcd?.ResidentBytes() ?? 0);
+            samples.Add(sample);
+            Console.WriteLine($"soak {at,5:0} s: programs' RSS {sample.Item2 >> 20} MiB in all (largest {sample.Item3 >> 20} MiB); NameServer {sample.Item4 >> 20} MiB{(etcd is null ? "" : $"; etcd {sample.Item5 >> 20} MiB")}; {Load()}");
+        }
+
+        long start = Stopwatch.GetTimestamp();
+        Sample(0);
+        Task<List<string>> soak = AllAsync(nodes, "soak " + seconds.ToString(CultureInfo.InvariantCulture), "soak", TimeSpan.FromSeconds(seconds + 300));
+        using (var timer = new PeriodicTimer(TimeSpan.FromSeconds(sampleSeconds)))
+        {
+            while (await Task.WhenAny(soak, timer.WaitForNextTickAsync().AsTask()) != soak)
+            {
+                Sample(Stopwatch.GetElapsedTime(start).TotalSeconds);
+            }
+        }
+
+        List<string> lines = await soak;
+        long soaked = lines.Sum(line => long.Parse(line.Split(' ')[2], CultureInfo.InvariantCulture));
+        long written = lines.Sum(line => long.Parse(line.Split(' ')[5], CultureInfo.InvariantCulture));
+        Console.WriteLine($"soak: {seconds} s, {written} values written and {soaked} read over {channels} channels ({soaked / (double)seconds:0} /s), each reader getting every value in order: {(soaked == written ? "yes, none lost or duplicated" : "NO")}");
+
+        // The first sample is taken as the soak starts; "flat" compares the rest with it.
+        string Row(string what, Func<(double, long, long, long, long), long> of) =>
+            $"  {what}: first {of(samples[0]) >> 20} MiB, after {samples[1].Seconds:0} s {of(samples[1]) >> 20} MiB, last {of(samples[^1]) >> 20} MiB, largest {samples.Max(of) >> 20} MiB";
+        if (samples.Count > 1)
+        {
+            Console.WriteLine("soak memory (RSS):");
+            Console.WriteLine(Row("programs in all", s => s.Item2));
+            Console.WriteLine(Row("largest program", s => s.Item3));
+            Console.WriteLine(Row("NameServer", s => s.Item4));
+            if (etcd is not null)
+            {
+                Console.WriteLine(Row("etcd", s => s.Item5));
+            }
+        }
+    }
+
+    private static void ReportRecovery(TimeSpan allBack, List<string> recovered, List<string> again)
+    {
+        // "recovered MS failover F lease-lost L lease-opened O ...": F, L, O in ms since the program heard "recover", or "-".
+        static double Ms(string line) => double.Parse(line.Split(' ')[1], CultureInfo.InvariantCulture);
+        static List<double> Step(List<string> lines, string step) => lines
+            .Select(line => line.Split(' '))
+            .Select(words => words[Array.IndexOf(words, step) + 1])
+            .Where(value => value != "-")
+            .Select(value => double.Parse(value, CultureInfo.InvariantCulture))
+            .ToList();
+
+        (double p50, double p99, double max) = Cluster.Percentiles(recovered.Select(Ms).ToList());
+        Console.WriteLine($"after the first NameServer was killed: every program registered through the replica within {allBack.TotalSeconds:0.00} s (per program: median {p50:0} ms, p99 {p99:0} ms, max {max:0} ms)");
+        foreach (string step in (string[])["failover", "lease-lost", "lease-opened"])
+        {
+            List<double> at = Step(recovered, step);
+            if (at.Count > 0)
+            {
+                (double s50, _, double smax) = Cluster.Percentiles(at);
+                Console.WriteLine($"  {step}: seen by {at.Count} programs, median {s50:0} ms, max {smax:0} ms after the kill was announced");
+            }
+        }
+
+        (double a50, double a99, double amax) = Cluster.Percentiles(again.Select(Ms).ToList());
+        Console.WriteLine($"  a second registration through the replica, all programs at once: median {a50:0} ms, p99 {a99:0} ms, max {amax:0} ms");
+    }
+
+    private static async Task<string> SendAndWaitAsync(Child node, string command, string answer)
+    {
+        await node.SendAsync(command);
+        return await node.WaitForAsync(answer, TimeSpan.FromMinutes(5));
     }
 
     private static async Task<(TimeSpan Wall, List<double> Micros)> PhaseAsync(List<Child> nodes, string command, string answer)
@@ -105,8 +227,11 @@ internal static class Scale
     private static void Report(string what, TimeSpan wall, List<double> micros)
     {
         (double p50, double p99, double max) = Cluster.Percentiles(micros);
-        Console.WriteLine($"{what}: {micros.Count} in {wall.TotalSeconds:0.00} s = {micros.Count / wall.TotalSeconds:0} /s; latency median {p50 / 1000:0.00} ms, p99 {p99 / 1000:0.00} ms, max {max / 1000:0.00} ms");
+        Console.WriteLine($"{what}: {micros.Count} in {wall.TotalSeconds:0.00} s = {micros.Count / wall.TotalSeconds:0} /s; latency median {p50 / 1000:0.00} ms, p99 {p99 / 1000:0.00} ms, max {max / 1000:0.00} ms; {Load()}");
     }
+
+    /// <summary>The machine's load average (1, 5, 15 minutes), from /proc.</summary>
+    internal static string Load() => "load " + string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3));
 
     private static long DiskBytes(string folder) =>
         Directory.Exists(folder) ? new DirectoryInfo(folder).EnumerateFiles("*", SearchOption.AllDirectories).Sum(f => f.Length) : 0;

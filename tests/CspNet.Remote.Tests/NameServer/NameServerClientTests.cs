@@ -335,6 +335,100 @@ public abstract class NameServerClientTests(EtcdFixture? etcd) : RegistryTests(e
         }
     }
 
+    [RegistryFact(Timeout = 30000)]
+    public async Task RegisterAsync_LeaseLostWithManyNames_RegistersThemAgainSeveralAtOnce()
+    {
+        await using NameServerHost host = await StartHostAsync();
+        using var handler = new RegistrationsAtOnceHandler(new SocketsHttpHandler());
+        await using var client = new NameServerClient(host.Uri, new LinkEndpoint("127.0.0.1", 7001), "client-7001", new NameServerClientOptions
+        {
+            HttpHandler = handler,
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+        await client.StartAsync(CancellationToken.None);
+        for (int i = 0; i < 8; i++)
+        {
+            await client.RegisterAsync(InMemoryNameRegistryTests.Channel("name" + i), returnExisting: false, CancellationToken.None);
+        }
+
+        await host.Registry.CloseLeaseAsync(client.Incarnation);
+
+        // After the next OpenLease, registrations are held until four are in flight together: one
+        // name after another they never are (then the handler gives up after 2 s and lets them go).
+        handler.HoldAfterNextLease(4);
+        await client.RegisterAsync(InMemoryNameRegistryTests.Channel("one-more"), returnExisting: false, CancellationToken.None);
+
+        Assert.True(handler.MostAtOnce >= 4, $"at most {handler.MostAtOnce} registrations were in flight at once");
+        for (int i = 0; i < 8; i++)
+        {
+            Assert.Equal(client.PublicIncarnation, (await host.Registry.ResolveAsync("name" + i, TimeSpan.Zero))?.Incarnation);
+        }
+    }
+
+    /// <summary>Once armed and a lease opened, holds Register calls until <c>count</c> are in flight at once (or 2 s passed).</summary>
+    private sealed class RegistrationsAtOnceHandler(HttpMessageHandler inner) : DelegatingHandler(inner)
+    {
+        private readonly TaskCompletionSource _together = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private int _wanted = int.MaxValue;
+        private int _armed;
+        private int _holding;
+        private int _inFlight;
+        private int _mostAtOnce;
+
+        internal int MostAtOnce => Volatile.Read(ref _mostAtOnce);
+
+        internal void HoldAfterNextLease(int count)
+        {
+            _wanted = count;
+            Volatile.Write(ref _armed, 1);
+        }
+
+        protected override async Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            string path = request.RequestUri!.AbsolutePath;
+            if (path.EndsWith("/OpenLease", StringComparison.Ordinal) && Volatile.Read(ref _armed) == 1)
+            {
+                Volatile.Write(ref _holding, 1);
+            }
+
+            if (!path.EndsWith("/Register", StringComparison.Ordinal) || Volatile.Read(ref _holding) == 0)
+            {
+                return await base.SendAsync(request, cancellationToken);
+            }
+
+            int now = Interlocked.Increment(ref _inFlight);
+            InterlockedMax(ref _mostAtOnce, now);
+            try
+            {
+                if (now >= _wanted)
+                {
+                    _together.TrySetResult();
+                }
+
+                if (await Task.WhenAny(_together.Task, Task.Delay(TimeSpan.FromSeconds(2), cancellationToken)) != _together.Task)
+                {
+                    // Not together in time: let this and every later call go, so the test ends.
+                    _together.TrySetResult();
+                }
+
+                return await base.SendAsync(request, cancellationToken);
+            }
+            finally
+            {
+                Interlocked.Decrement(ref _inFlight);
+            }
+        }
+
+        private static void InterlockedMax(ref int field, int value)
+        {
+            int seen = Volatile.Read(ref field);
+            while (value > seen && Interlocked.CompareExchange(ref field, value, seen) is int actual && actual != seen)
+            {
+                seen = actual;
+            }
+        }
+    }
+
     [RegistryFact]
     public void Constructor_InvalidArguments_Throw()
     {

@@ -18,6 +18,9 @@ namespace CspNet.Remote.Internal.Naming;
 /// </remarks>
 internal sealed partial class NameServerClient
 {
+    // Names registered again at once after the lease was lost.
+    private const int ReregistrationsAtOnce = 8;
+
     // Guarded by _gate: the names to register again under a new lease, as the program asked for them.
     private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
     private bool _reregistrationPending;
@@ -139,18 +142,35 @@ internal sealed partial class NameServerClient
         // Pending until every name is back: a failure part-way is finished by the next renewal.
         // Registering a name again under the same lease is harmless, so a repeat costs nothing.
         _reregistrationPending = true;
-        foreach (NameEntry entry in new List<NameEntry>(_registered.Values))
+
+        // Several calls at once, not one after another: after a NameServer restart or a failover
+        // every program does this together, and a program's recovery would otherwise take a
+        // round trip per name at a NameServer busy with all of them. Bounded, so that a program
+        // with many names neither opens a call per name nor fills the connection's streams.
+        NameEntry[] entries = [.. _registered.Values];
+        var taken = new string?[entries.Length];
+        using var slots = new SemaphoreSlim(ReregistrationsAtOnce);
+        var registrations = new Task[entries.Length];
+        for (int i = 0; i < entries.Length; i++)
         {
-            try
+            registrations[i] = RegisterAgainAsync(i);
+        }
+
+        try
+        {
+            await Task.WhenAll(registrations).ConfigureAwait(false);
+        }
+        finally
+        {
+            for (int i = 0; i < entries.Length; i++)
             {
-                await RegisterLockedAsync(entry, returnExisting: false, cancellationToken).ConfigureAwait(false);
-            }
-            catch (RpcException e) when (e.StatusCode == StatusCode.AlreadyExists)
-            {
-                // Another program took the name while this one's lease was gone; it is theirs now.
-                _registered.Remove(entry.Name);
-                _lost.Add((entry.Name, e.Status.Detail));
-                LogNameLost(_logger, entry.Name, e.Status.Detail);
+                if (taken[i] is { } detail)
+                {
+                    // Another program took the name while this one's lease was gone; it is theirs now.
+                    _registered.Remove(entries[i].Name);
+                    _lost.Add((entries[i].Name, detail));
+                    LogNameLost(_logger, entries[i].Name, detail);
+                }
             }
         }
 
@@ -160,6 +180,23 @@ internal sealed partial class NameServerClient
         }
 
         _reregistrationPending = false;
+
+        async Task RegisterAgainAsync(int i)
+        {
+            await slots.WaitAsync(cancellationToken).ConfigureAwait(false);
+            try
+            {
+                await RegisterLockedAsync(entries[i], returnExisting: false, cancellationToken).ConfigureAwait(false);
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.AlreadyExists)
+            {
+                taken[i] = e.Status.Detail;
+            }
+            finally
+            {
+                slots.Release();
+            }
+        }
     }
 
     /// <summary>The lease's time to live as the server gave it, within the range the server may configure.</summary>
