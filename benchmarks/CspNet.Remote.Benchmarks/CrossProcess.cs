@@ -8,8 +8,11 @@ using Microsoft.AspNetCore.Builder;
 namespace CspNet.Remote.Benchmarks;
 
 /// <summary>
-/// <c>crossproc [--warmup SECONDS] [--rounds N] [--round SECONDS] [--only sync|stream]</c>: the writer and the reader as
-/// separate OS programs, as users run them. This program is the writer; for each transport it
+/// <c>crossproc [--warmup SECONDS] [--rounds N] [--round SECONDS] [--only sync|stream] [--sizes BYTES,...]
+/// [--cases TEXT,...]</c>: the writer and the reader as separate OS programs, as users run them.
+/// <c>--sizes</c> keeps the sizes listed, <c>--cases</c> the methods whose label contains one of the
+/// texts (a profile of one method: <c>--cases "named sync" --sizes 65536 --warmup 5 --round 20 --rounds 1</c>,
+/// then attach to the process ids the writer prints). This program is the writer; for each transport it
 /// starts a reader program (this executable with <c>crossproc-serve KIND</c>, the large-value GC
 /// settings of <see cref="RemoteBenchmarkConfig.LargeValueGc"/> in its environment) and connects to
 /// it on 127.0.0.1:
@@ -54,14 +57,17 @@ internal static class CrossProcess
         int rounds = (int)Option(args, "--rounds", 5);
         int only = Array.IndexOf(args, "--only");
         string part = only >= 0 && only + 1 < args.Length ? args[only + 1] : "all";
-        var sync = (part == "stream" ? [] : SyncSizes).ToDictionary(size => size, _ => new Dictionary<string, double>());
-        var stream = (part == "sync" ? [] : StreamSizes).ToDictionary(size => size, _ => new Dictionary<string, double>());
+        int[] sizes = TextOption(args, "--sizes") is { } listed ? [.. listed.Split(',').Select(size => int.Parse(size, CultureInfo.InvariantCulture))] : [.. SyncSizes, .. StreamSizes];
+        string[] kept = TextOption(args, "--cases")?.Split(',') ?? [""];
+        var sync = (part == "stream" ? [] : SyncSizes.Intersect(sizes)).ToDictionary(size => size, _ => new Dictionary<string, double>());
+        var stream = (part == "sync" ? [] : StreamSizes.Intersect(sizes)).ToDictionary(size => size, _ => new Dictionary<string, double>());
 
         await using (Reader named = Reader.Start("named"))
         await using (Reader tcp = Reader.Start("tcp"))
         await using (Reader grpc = Reader.Start("grpc"))
         {
             Uri nameServer = new(await named.ReadyAsync());
+            Console.Error.WriteLine(Invariant($"writer pid {Environment.ProcessId}, named reader pid {named.ProcessId}, tcp reader pid {tcp.ProcessId}, grpc reader pid {grpc.ProcessId}"));
             await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "crossproc-writer" });
             await using CspNode linkOnlyWriter = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer, ProgramLabel = "crossproc-writer-link-only", BulkLane = false });
             string[] tcpAddress = (await tcp.ReadyAsync()).Split(':');
@@ -89,7 +95,7 @@ internal static class CrossProcess
                         _ = await rawGrpc.ReceiveAckAsync();
                     }),
                 ];
-                foreach ((string label, Func<Task> operation) in cases)
+                foreach ((string label, Func<Task> operation) in cases.Where(@case => Kept(@case.Item1, kept)))
                 {
                     sync[size][label] = await MeasureAsync(operation, 1, warmup, round, rounds);
                     Console.Error.WriteLine(Invariant($"{label} {size} B: {sync[size][label]:F1} us"));
@@ -141,7 +147,7 @@ internal static class CrossProcess
                         _ = await rawGrpc.ReceiveAckAsync();
                     }),
                 ];
-                foreach ((string label, Func<Task> operation) in cases)
+                foreach ((string label, Func<Task> operation) in cases.Where(@case => Kept(@case.Item1, kept)))
                 {
                     double microseconds = await MeasureAsync(operation, burst, warmup, round, rounds);
                     stream[size][label] = size / microseconds; // bytes per µs = MB/s
@@ -156,7 +162,7 @@ internal static class CrossProcess
         Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in sync)
         {
-            double named = row["named sync write"], linkOnly = row["named, lane off"], tcp = row["raw TCP write+ack"], grpc = row["raw gRPC write+ack"];
+            double named = Figure(row, "named sync write"), linkOnly = Figure(row, "named, lane off"), tcp = Figure(row, "raw TCP write+ack"), grpc = Figure(row, "raw gRPC write+ack");
             Console.WriteLine(Invariant($"| {Describe(size)} | {named:N1} µs | {linkOnly:N1} µs | {tcp:N1} µs | {grpc:N1} µs | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
         }
 
@@ -165,7 +171,7 @@ internal static class CrossProcess
         Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in stream)
         {
-            double named = row["named buffered stream"], linkOnly = row["named stream, lane off"], tcp = row["raw TCP stream"], grpc = row["raw gRPC stream"];
+            double named = Figure(row, "named buffered stream"), linkOnly = Figure(row, "named stream, lane off"), tcp = Figure(row, "raw TCP stream"), grpc = Figure(row, "raw gRPC stream");
             Console.WriteLine(Invariant($"| {Describe(size)} | {named:N0} MB/s | {linkOnly:N0} MB/s | {tcp:N0} MB/s | {grpc:N0} MB/s | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
         }
 
@@ -304,11 +310,19 @@ internal static class CrossProcess
         return time.Elapsed.TotalMicroseconds / (operations * valuesPerOperation);
     }
 
-    private static double Option(string[] args, string name, double fallback)
+    private static double Option(string[] args, string name, double fallback) =>
+        TextOption(args, name) is { } text ? double.Parse(text, CultureInfo.InvariantCulture) : fallback;
+
+    private static string? TextOption(string[] args, string name)
     {
         int at = Array.IndexOf(args, name);
-        return at >= 0 && at + 1 < args.Length ? double.Parse(args[at + 1], CultureInfo.InvariantCulture) : fallback;
+        return at >= 0 && at + 1 < args.Length ? args[at + 1] : null;
     }
+
+    private static bool Kept(string label, string[] kept) => kept.Any(text => label.Contains(text, StringComparison.OrdinalIgnoreCase));
+
+    /// <summary>A method's figure, NaN when <c>--cases</c> left it out.</summary>
+    private static double Figure(Dictionary<string, double> row, string label) => row.TryGetValue(label, out double figure) ? figure : double.NaN;
 
     private static byte[] NewValue(int size)
     {
@@ -355,6 +369,9 @@ internal static class CrossProcess
         private readonly Process _process;
 
         private Reader(Process process) => _process = process;
+
+        /// <summary>The reader program's process id (to attach a profiler).</summary>
+        internal int ProcessId => _process.Id;
 
         internal static Reader Start(string kind)
         {

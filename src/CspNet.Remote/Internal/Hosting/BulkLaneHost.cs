@@ -179,6 +179,13 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         }
     }
 
+    /// <summary>
+    /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
+    /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
+    /// input pause threshold (its 1 MiB request buffer), so the socket never stops while the reader waits.
+    /// </summary>
+    private const int WakeBytes = 256 << 10;
+
     /// <summary>One payload into the inbox; false when the client closed the lane.</summary>
     private async Task<bool> ReadPayloadAsync(PipeReader input, LaneInbox inbox, CancellationToken cancellationToken)
     {
@@ -205,7 +212,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         {
             while (filled < length)
             {
-                read = await input.ReadAsync(cancellationToken).ConfigureAwait(false);
+                read = await input.ReadAtLeastAsync((int)Math.Min(length - filled, WakeBytes), cancellationToken).ConfigureAwait(false);
                 ReadOnlySequence<byte> available = read.Buffer.Slice(0, Math.Min(read.Buffer.Length, length - filled));
                 available.CopyTo(payload.AsSpan(filled));
                 filled += (int)available.Length;

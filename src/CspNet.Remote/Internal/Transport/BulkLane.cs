@@ -3,6 +3,7 @@ using System.Buffers.Binary;
 using System.IO;
 using System.Net.Security;
 using System.Net.Sockets;
+using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
@@ -41,6 +42,9 @@ internal sealed class BulkLane : IAsyncDisposable
     private static readonly Lazy<string> ThisHost = new(HostIdentityOfThisProcess);
 
     private readonly Stream _stream;
+
+    /// <summary>The socket under a lane without TLS: a header and its payload go out in one gathered send.</summary>
+    private readonly Socket? _socket;
     private readonly Channel<(ulong OpId, ReadOnlyMemory<byte> Bytes)> _queue = Channel.CreateUnbounded<(ulong, ReadOnlyMemory<byte>)>(new UnboundedChannelOptions { SingleReader = true });
     private readonly Task _writer;
     private volatile bool _failed;
@@ -48,6 +52,7 @@ internal sealed class BulkLane : IAsyncDisposable
     private BulkLane(Stream stream, LaneKind kind)
     {
         _stream = stream;
+        _socket = (stream as NetworkStream)?.Socket;
         Kind = kind;
         _writer = WriteLoopAsync();
     }
@@ -201,6 +206,8 @@ internal sealed class BulkLane : IAsyncDisposable
     private async Task WriteLoopAsync()
     {
         byte[] header = new byte[HeaderBytes];
+        var gathered = new ArraySegment<byte>[2];
+        gathered[0] = header;
         try
         {
             ChannelReader<(ulong OpId, ReadOnlyMemory<byte> Bytes)> reader = _queue.Reader;
@@ -210,8 +217,28 @@ internal sealed class BulkLane : IAsyncDisposable
                 {
                     BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
                     BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)item.Bytes.Length);
-                    await _stream.WriteAsync(header).ConfigureAwait(false);
-                    await _stream.WriteAsync(item.Bytes).ConfigureAwait(false);
+                    if (_socket is not null && MemoryMarshal.TryGetArray(item.Bytes, out ArraySegment<byte> payload))
+                    {
+                        // One system call per value, and the home wakes once for header and bytes
+                        // (two sends let it wake for the 12-byte header alone).
+                        gathered[1] = payload;
+                        int sent = await _socket.SendAsync(gathered, SocketFlags.None).ConfigureAwait(false);
+                        if (sent < HeaderBytes)
+                        {
+                            await _stream.WriteAsync(header.AsMemory(sent)).ConfigureAwait(false);
+                            sent = HeaderBytes;
+                        }
+
+                        if (sent - HeaderBytes < item.Bytes.Length)
+                        {
+                            await _stream.WriteAsync(item.Bytes[(sent - HeaderBytes)..]).ConfigureAwait(false);
+                        }
+                    }
+                    else
+                    {
+                        await _stream.WriteAsync(header).ConfigureAwait(false);
+                        await _stream.WriteAsync(item.Bytes).ConfigureAwait(false);
+                    }
                 }
             }
         }
