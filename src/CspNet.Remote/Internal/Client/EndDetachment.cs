@@ -33,9 +33,17 @@ internal sealed class EndDetachment(PeerLink link, uint handle, string end)
     internal ObjectDisposedException Disposed(string? what = null) =>
         new(end, $"The {end} was detached (CspNode.DetachAsync){what}. Get the end again from the CspNode getter to use the channel from this program.");
 
-    /// <summary>Whether an operation the home answered CANCELLED was cancelled by the detach (not by its own token).</summary>
+    /// <summary>
+    /// Whether the detach ended the operation: the home cancelled it (not its own token), or it was
+    /// sent after the Detach and the home no longer knew the end (NOT_FOUND).
+    /// </summary>
     internal bool CancelledByDetach(Completion completion, CancellationToken cancellationToken) =>
-        IsDetached && completion.Lost is null && completion.Outcome == Protocol.Outcome.Cancelled && !cancellationToken.IsCancellationRequested;
+        IsDetached && completion.Lost is null && completion.Outcome switch
+        {
+            Protocol.Outcome.Cancelled => !cancellationToken.IsCancellationRequested,
+            Protocol.Outcome.Error => completion.Status == Grpc.Core.StatusCode.NotFound,
+            _ => false,
+        };
 
     /// <summary>Detaches the end once (later calls return at once) and waits until its place at the home is free.</summary>
     internal Task DetachAsync(CancellationToken cancellationToken) =>

@@ -69,7 +69,9 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
                 $"A selection chose the {this}, and its value is not read yet: read it (Read or ReadAsync) before detaching the end, or it would be lost.");
         }
 
-        return _detachment.DetachAsync(cancellationToken);
+        Task detaching = _detachment.DetachAsync(cancellationToken);
+        _readiness.Detached(_detachment.Disposed(" while a selection waited on it: nothing was taken"));
+        return detaching;
     }
 
     public override T Read()

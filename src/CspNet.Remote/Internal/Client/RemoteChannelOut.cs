@@ -73,7 +73,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     /// end's place is free for another program. Values whose writes completed are placed first
     /// (they precede the Detach on the link).
     /// </summary>
-    public Task DetachAsync(CancellationToken cancellationToken) => _detachment.DetachAsync(cancellationToken);
+    public Task DetachAsync(CancellationToken cancellationToken)
+    {
+        Task detaching = _detachment.DetachAsync(cancellationToken);
+        _readiness.Detached(_detachment.Disposed(" while a selection offered to it: nothing was written"));
+        return detaching;
+    }
 
     /// <summary>The link this end writes on.</summary>
     internal PeerLink Link => _link;
