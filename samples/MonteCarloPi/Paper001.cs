@@ -56,7 +56,7 @@ sealed class Paper001 : IDisposable
     {
         NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
         Console.WriteLine($"NameServer at {nameServer.Uri}; a farmer and {workerCount} worker nodes, {packetCount} packets per run");
-        CspNode Node(string label) => CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = label }).AsTask().GetAwaiter().GetResult();
+        CspNode Node(string label) => CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = label }).GetAwaiter().GetResult();
         CspNode farmer = Node("farmer");
         CspNode[] workers = [.. Enumerable.Range(0, workerCount).Select(i => Node($"worker-{i}"))];
         WorkItem[] packets = job.Split(packetCount);

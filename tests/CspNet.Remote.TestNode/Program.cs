@@ -103,7 +103,7 @@ try
         case "write":
             {
                 // write <kind> <name> <count>: writes 0..count-1.
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 for (int i = 0; i < count; i++)
@@ -163,7 +163,7 @@ try
         case "write-blocking":
             {
                 // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 new CspNet.Parallel([new Writer(output, count)]).Run();
@@ -221,7 +221,7 @@ try
         case "write-seq":
             {
                 // write-seq <kind> <name>: writes 0, 1, 2, ... until a write fails; says how many completed.
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int written = 0;
                 try
@@ -350,7 +350,7 @@ try
 
         case "poison-out":
             {
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 output.Poison();
                 await Console.In.ReadLineAsync(); // stay until the test is done with the channel
@@ -361,7 +361,7 @@ try
         case "write-hold":
             {
                 // write-hold <kind> <name> <count>: writes 0..count-1, says so, then waits (the test kills it).
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 for (int i = 0; i < count; i++)
                 {

@@ -98,9 +98,13 @@ public static class NamedBroadcast
                 e);
         }
 
-        if (node.IsDistributed && probe is Internal.Client.IDetachableEnd)
+        try
         {
             await node.DetachAsync(probe, cancellationToken).ConfigureAwait(false);
+        }
+        catch (ArgumentException)
+        {
+            // The writer's own program (or a stand-alone one): a local end holds nothing to release.
         }
     }
 

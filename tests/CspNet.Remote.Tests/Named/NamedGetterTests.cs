@@ -59,7 +59,7 @@ public sealed class NamedGetterTests
         CspNode user = await system.NodeAsync("user");
         ValueTask<AltingChannelOut<string>> pending = user.GetOne2OneOutAsync<string>("later");
         AltingChannelIn<string> input = await host.GetOne2OneInAsync<string>("later");
-        IChannelOut<string> output = await pending;
+        AltingChannelOut<string> output = await pending;
         Task write = output.WriteAsync("hello").AsTask();
         Assert.Equal("hello", await input.ReadAsync());
         await write;

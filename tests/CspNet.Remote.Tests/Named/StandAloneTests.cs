@@ -25,7 +25,7 @@ public sealed class StandAloneTests
         ValueTask<AltingChannelOut<int>> pending = node.GetOne2OneOutAsync<int>("later");
         Assert.False(pending.IsCompleted);
         AltingChannelIn<int> input = node.GetOne2OneIn<int>("later");
-        IChannelOut<int> output = await pending;
+        AltingChannelOut<int> output = await pending;
         ValueTask write = output.WriteAsync(7);
         Assert.Equal(7, await input.ReadAsync());
         await write;
