@@ -3,7 +3,7 @@ using BenchmarkDotNet.Attributes;
 namespace CspNet.Benchmarks;
 
 /// <summary>
-/// Parallel start (CSP.NET Table 3 took 225 ms to start 400 threads; issue 12's targets: 400
+/// Parallel start (CSP.NET Table 3 took 225 ms to start 400 threads; docs/PERFORMANCE.md's targets: 400
 /// async processes in at most 0.2 ms, 400 thread processes on a warm pool in at most 2 ms).
 /// One invocation runs a <see cref="Parallel"/> of <see cref="Processes"/> processes that do
 /// nothing but count themselves, and returns when all have ended: start, run and join.

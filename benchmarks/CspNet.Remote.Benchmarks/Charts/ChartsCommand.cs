@@ -31,12 +31,48 @@ internal static class ChartsCommand
             Description = "A second caption line on each chart, such as the load average during the run.",
             HelpName = "TEXT",
         };
-        var command = new Command(Name, "Draws named channel latency and throughput by value size (NamedWriteLatency, NamedThroughput) from a finished run's reports.")
+        var crossproc = new Option<string?>("--crossproc")
         {
-            results, output, note,
+            Description = "The saved standard output of a crossproc run: draws crossproc-latency.png and crossproc-throughput.png from it and --jcsp instead of the reports.",
+            HelpName = "FILE",
         };
-        command.SetAction(result => Run(result.GetRequiredValue(results), result.GetRequiredValue(output), result.GetValue(note)));
+        var jcsp = new Option<string?>("--jcsp")
+        {
+            Description = "The saved standard output of jcsp/run.sh from the same sitting as --crossproc.",
+            HelpName = "FILE",
+        };
+        var command = new Command(Name, "Draws named channel latency and throughput by value size: from a finished BenchmarkDotNet run's reports (NamedWriteLatency, NamedThroughput), or from one sitting's crossproc and JCSP net2 tables.")
+        {
+            results, output, note, crossproc, jcsp,
+        };
+        command.SetAction(result => result.GetValue(crossproc) is { } crossprocFile
+            ? RunSitting(crossprocFile, result.GetValue(jcsp), result.GetRequiredValue(output), result.GetValue(note))
+            : Run(result.GetRequiredValue(results), result.GetRequiredValue(output), result.GetValue(note)));
         return command;
+    }
+
+    private static int RunSitting(string crossprocFile, string? jcspFile, string outputDirectory, string? note)
+    {
+        if (jcspFile is null)
+        {
+            Console.Error.WriteLine("error: --crossproc needs --jcsp: the JCSP net2 harness's output from the same sitting (jcsp/README.md).");
+            return 1;
+        }
+
+        try
+        {
+            foreach (Chart chart in SittingCharts.Draw(crossprocFile, jcspFile, outputDirectory, note))
+            {
+                Console.WriteLine($"Chart: {chart.Path} ({string.Join("; ", chart.Series)})");
+            }
+
+            return 0;
+        }
+        catch (Exception e) when (e is FileNotFoundException or DirectoryNotFoundException or InvalidDataException)
+        {
+            Console.Error.WriteLine($"error: {e.Message}");
+            return 1;
+        }
     }
 
     private static int Run(string resultsDirectory, string outputDirectory, string? note)

@@ -10,7 +10,8 @@ internal sealed record Chart(string Path, IReadOnlyList<string> Series);
 /// <summary>
 /// Log-log charts of <see cref="NamedWriteLatency"/> and <see cref="NamedThroughput"/> by value
 /// size: the named channel beside its raw gRPC and raw TCP baselines of the same run, and JCSP
-/// net2's figures measured on this machine (issue 10). Each implementation has one colour in both.
+/// net2's figures measured on this machine in an earlier sitting (dashed: not from this run). Each
+/// implementation has one colour in both. <see cref="SittingCharts"/> draws JCSP measured in the same sitting.
 /// </summary>
 internal static class NamedCharts
 {
@@ -22,11 +23,11 @@ internal static class NamedCharts
 
     private static readonly ScottPlot.Palettes.Category10 s_palette = new();
 
-    /// <summary>JCSP net2, a synchronous remote write (us), issue 10: measured on this machine, no 1 KB figure.</summary>
+    /// <summary>JCSP net2, a synchronous remote write (us), measured on this machine in an earlier sitting; no 1 KB figure.</summary>
     private static readonly (double Size, double Microseconds)[] s_jcspWrite = [(1, 113), (64 << 10, 124), (1 << 20, 683), (4 << 20, 2200)];
 
     /// <summary>
-    /// JCSP net2 streaming 1-4 MB values at 1.5-1.9 GB/s (issue 10, which gives the range only; the
+    /// JCSP net2 streaming 1-4 MB values at 1.5-1.9 GB/s (that sitting gave the range only; the
     /// larger value is taken as the faster).
     /// </summary>
     private static readonly (double Size, double MegabytesPerSecond)[] s_jcspStreaming = [(1 << 20, 1500), (4 << 20, 1900)];
@@ -58,7 +59,7 @@ internal static class NamedCharts
                 ("raw TCP socket, write + ack", nameof(NamedWriteLatency.RawTcpSocket), TcpColor),
             ],
             (size, ns) => ns / 1000,
-            ("JCSP net2 (issue 10, this machine)", s_jcspWrite),
+            ("JCSP net2 (earlier sitting, this machine)", s_jcspWrite),
             directory,
             LatencyFile,
             note);
@@ -80,7 +81,7 @@ internal static class NamedCharts
             ],
             // Bytes per nanosecond are GB/s.
             (size, ns) => size / ns * 1000,
-            ("JCSP net2 streaming (issue 10, this machine)", s_jcspStreaming),
+            ("JCSP net2 streaming (earlier sitting, this machine)", s_jcspStreaming),
             directory,
             ThroughputFile,
             note);

@@ -1,7 +1,7 @@
 namespace CspNet.Tests.Regressions;
 
 /// <summary>
-/// Issue 9, defect 8: user code that throws (a custom buffer) surfaces at the caller and leaves
+/// A defect found in review: user code that throws (a custom buffer) surfaces at the caller and leaves
 /// the channel usable: no party stays parked, no value is lost.
 /// </summary>
 public class ChannelFaultTests

@@ -3,7 +3,7 @@ using CspNet.Tests.Alternation;
 namespace CspNet.Tests.Regressions;
 
 /// <summary>
-/// Issue 9, defect 9: a <see cref="Thread.Interrupt"/> that arrives just after a partner has
+/// A defect found in review: a <see cref="Thread.Interrupt"/> that arrives just after a partner has
 /// committed a blocked read or selection must not lose the value. Either the interrupt wins
 /// (nothing was taken, the writer is still waiting) or the value is returned and the interrupt
 /// surfaces at the thread's next blocking call.

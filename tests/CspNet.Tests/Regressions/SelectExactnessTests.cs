@@ -3,7 +3,7 @@ using CspNet.Tests.Alternation;
 namespace CspNet.Tests.Regressions;
 
 /// <summary>
-/// Issue 9, defects 1, 2, 3, 5 and 7: a selection's choice is exact whichever object the process
+/// Defects found in review: a selection's choice is exact whichever object the process
 /// reads from next, misuse is refused instead of hanging, offers are written once, and a selection
 /// that can never be ready says so.
 /// </summary>

@@ -3,7 +3,7 @@ using System.Runtime.CompilerServices;
 namespace CspNet.Tests.Regressions;
 
 /// <summary>
-/// Issue 9, defects 6 and 10: a selection leaves nothing behind in its channels or timers, so
+/// Defects found in review: a selection leaves nothing behind in its channels or timers, so
 /// memory and per-operation cost do not grow with the number of selections ever run.
 /// </summary>
 public class SubscriptionLifetimeTests

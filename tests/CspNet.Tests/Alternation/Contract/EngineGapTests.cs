@@ -3,7 +3,7 @@ using CspNet.Alternation;
 namespace CspNet.Tests.Alternation.Contract;
 
 /// <summary>
-/// Engine gaps found while proving the guard contract (issue 9), now fixed. Each test states what the public
+/// Engine gaps found while proving the guard contract, now fixed. Each test states what the public
 /// docs promise; each failed on the engine before the fix, and none was a fault of the guards used.
 /// </summary>
 public class EngineGapTests
