@@ -208,7 +208,7 @@ public sealed class DetachTests
     }
 
     /// <summary>Whether <paramref name="input"/> holds nothing from a detached end: a local writer's sentinel is the next value read.</summary>
-    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, IChannelOut<int> local)
+    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, AltingChannelOut<int> local)
     {
         Task write = local.WriteAsync(Sentinel).AsTask();
         Assert.Equal(Sentinel, await input.ReadAsync());
@@ -219,7 +219,7 @@ public sealed class DetachTests
     /// Asserts that <paramref name="write"/> has reached the home and waits there: the probe travels
     /// the same link behind it, so once the home has read the probe it has handled the write.
     /// </summary>
-    private static async Task<Task> AssertWaitsAtTheHomeAsync(ValueTask write, AltingChannelIn<int> probeIn, IChannelOut<int> probeOut)
+    private static async Task<Task> AssertWaitsAtTheHomeAsync(ValueTask write, AltingChannelIn<int> probeIn, AltingChannelOut<int> probeOut)
     {
         Task waiting = write.AsTask();
         Task probe = probeOut.WriteAsync(0).AsTask();

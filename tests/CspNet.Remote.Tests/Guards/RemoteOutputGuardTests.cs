@@ -22,7 +22,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
     /// Whether <paramref name="input"/> holds nothing from an offer: a local writer's sentinel is
     /// the next value read. An offer that lost but wrote anyway would come first.
     /// </summary>
-    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, IChannelOut<int> local)
+    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, AltingChannelOut<int> local)
     {
         Task write = local.WriteAsync(Sentinel).AsTask();
         Assert.Equal(Sentinel, await input.ReadAsync());

@@ -155,7 +155,7 @@ public sealed class TcpLaneTests : IDisposable
         options.TrustedCertificate = _cluster.PublicAuthority;
     }
 
-    private static async Task WriteAndReadAsync(IChannelOut<byte[]> output, AltingChannelIn<byte[]> input)
+    private static async Task WriteAndReadAsync(AltingChannelOut<byte[]> output, AltingChannelIn<byte[]> input)
     {
         var random = new Random(13);
         foreach (int size in new[] { 32 << 10, 1 << 20, 10, 3 << 20, (32 << 10) - 1, 200_000 })

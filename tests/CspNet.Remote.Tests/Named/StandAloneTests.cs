@@ -37,7 +37,7 @@ public sealed class StandAloneTests
         // A delegate can never cross between programs; stand-alone channels never serialize.
         await using CspNode node = CspNode.CreateStandAlone();
         AltingChannelIn<Func<int>> input = node.GetAny2OneIn<Func<int>>("code");
-        IChannelOut<Func<int>> output = node.GetAny2OneOut<Func<int>>("code");
+        AltingChannelOut<Func<int>> output = node.GetAny2OneOut<Func<int>>("code");
         ValueTask write = output.WriteAsync(() => 5);
         Assert.Equal(5, (await input.ReadAsync())());
         await write;
