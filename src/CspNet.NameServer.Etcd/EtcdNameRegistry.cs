@@ -238,6 +238,57 @@ public sealed partial class EtcdNameRegistry : INameRegistry, IDisposable
     }
 
     /// <inheritdoc />
+    public Task<NameEntry> MoveAsync(string leaseId, string name, string toIncarnation, CancellationToken cancellationToken = default)
+    {
+        NameValidation.LeaseId(leaseId);
+        NameValidation.Name(name);
+        NameValidation.Incarnation(toIncarnation, nameof(toIncarnation));
+        return RunAsync("MoveName", async (options) =>
+        {
+            LeaseRecord lease = await LiveLeaseAsync(leaseId, options).ConfigureAwait(false);
+            ByteString nameKey = Key(NamesPart, name);
+            ByteString targetKey = Key(LeasesPart, toIncarnation);
+            RangeResponse read = await _etcd.KVClient.RangeAsync(new RangeRequest { Key = targetKey }, options).ConfigureAwait(false);
+            if (read.Kvs.Count == 0)
+            {
+                throw new NameMoveRefusedException($"The name '{name}' cannot move to incarnation {toIncarnation}: no live program has it (it left, or its lease expired).");
+            }
+
+            LeaseRecord target = Parse(read.Kvs[0], EtcdRecordsJson.Default.LeaseRecord);
+            RangeResponse current = await _etcd.KVClient.RangeAsync(new RangeRequest { Key = nameKey }, options).ConfigureAwait(false);
+            if (current.Kvs.Count == 0 || current.Kvs[0].Lease != lease.EtcdLease)
+            {
+                throw NotHeld(name, leaseId);
+            }
+
+            NameRecord record = Parse(current.Kvs[0], EtcdRecordsJson.Default.NameRecord) with { Host = target.Host, Port = target.Port, Incarnation = toIncarnation, Program = target.Program };
+
+            // One transaction: the name is still this lease's, unchanged since read, and the target's
+            // lease still lives; then the key is put under the target's lease (never absent in between).
+            var txn = new TxnRequest
+            {
+                Compare =
+                {
+                    new Compare { Key = nameKey, Target = Compare.Types.CompareTarget.Mod, Result = Compare.Types.CompareResult.Equal, ModRevision = current.Kvs[0].ModRevision },
+                    new Compare { Key = targetKey, Target = Compare.Types.CompareTarget.Create, Result = Compare.Types.CompareResult.Equal, CreateRevision = read.Kvs[0].CreateRevision },
+                },
+                Success = { new RequestOp { RequestPut = new PutRequest { Key = nameKey, Value = Json(record, EtcdRecordsJson.Default.NameRecord), Lease = target.EtcdLease } } },
+            };
+            TxnResponse answer = await _etcd.KVClient.TxnAsync(txn, options).ConfigureAwait(false);
+            if (!answer.Succeeded)
+            {
+                // Changed between the reads and the transaction: the lease or the target went, or the name moved.
+                throw NotHeld(name, leaseId);
+            }
+
+            return ParseName(name, current.Kvs[0]).Entry with { Endpoint = new LinkEndpoint(target.Host, target.Port), Incarnation = toIncarnation };
+        }, cancellationToken);
+    }
+
+    private static NameMoveRefusedException NotHeld(string name, string leaseId) =>
+        new($"The name '{name}' is not registered under the lease of incarnation {Incarnations.Of(leaseId)} (or the program it was to move to left meanwhile): only the program that holds a name moves it.");
+
+    /// <inheritdoc />
     public async Task<NameEntry?> ResolveAsync(string name, TimeSpan maxWait, CancellationToken cancellationToken = default)
     {
         NameValidation.Name(name);

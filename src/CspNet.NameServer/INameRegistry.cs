@@ -66,6 +66,20 @@ public interface INameRegistry
     /// <returns><see langword="false"/> when the name is not registered under this lease.</returns>
     Task<bool> UnregisterAsync(string leaseId, string name, CancellationToken cancellationToken = default);
 
+    /// <summary>
+    /// Moves a name registered under <paramref name="leaseId"/> to the live program whose
+    /// incarnation is <paramref name="toIncarnation"/>, in one step: the entry keeps its
+    /// definition, takes that program's endpoint and incarnation, and belongs to its lease from
+    /// then on. A resolve never finds the name missing in between.
+    /// </summary>
+    /// <param name="leaseId">The lease the name is registered under now.</param>
+    /// <param name="name">The name.</param>
+    /// <param name="toIncarnation">The incarnation (<see cref="NameEntry.Incarnation"/>) of the program that takes the name.</param>
+    /// <param name="cancellationToken">Cancels the call.</param>
+    /// <returns>The entry as it is registered now.</returns>
+    /// <exception cref="NameMoveRefusedException">The name is not registered under <paramref name="leaseId"/>, or no live lease has <paramref name="toIncarnation"/>.</exception>
+    Task<NameEntry> MoveAsync(string leaseId, string name, string toIncarnation, CancellationToken cancellationToken = default);
+
     /// <summary>Looks a name up, waiting up to <paramref name="maxWait"/> for it to be registered, holding no thread meanwhile.</summary>
     /// <param name="name">The name.</param>
     /// <param name="maxWait">How long to wait; <see cref="TimeSpan.Zero"/> answers at once. Capped by the registry's maximum wait.</param>

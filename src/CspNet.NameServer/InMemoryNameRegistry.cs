@@ -226,6 +226,50 @@ public sealed partial class InMemoryNameRegistry : INameRegistry, IDisposable
     }
 
     /// <inheritdoc />
+    public Task<NameEntry> MoveAsync(string leaseId, string name, string toIncarnation, CancellationToken cancellationToken = default)
+    {
+        NameValidation.LeaseId(leaseId);
+        NameValidation.Name(name);
+        NameValidation.Incarnation(toIncarnation, nameof(toIncarnation));
+        cancellationToken.ThrowIfCancellationRequested();
+        List<LeaseState>? expired;
+        NameEntry moved;
+        lock (_lock)
+        {
+            expired = BeginLocked();
+            LeaseState lease = LiveLeaseLocked(leaseId);
+            if (!_names.TryGetValue(name, out NameState? existing) || !ReferenceEquals(existing.Lease, lease))
+            {
+                throw new NameMoveRefusedException($"The name '{name}' is not registered under the lease of incarnation {Incarnations.Of(leaseId)}: only the program that holds a name moves it.");
+            }
+
+            // Moves are rare: a scan of the leases (at most MaxLeases) costs less than an index kept on every lease.
+            LeaseState? target = null;
+            foreach (LeaseState candidate in _leases.Values)
+            {
+                if (Incarnations.Of(candidate.Id) == toIncarnation)
+                {
+                    target = candidate;
+                    break;
+                }
+            }
+
+            if (target is null)
+            {
+                throw new NameMoveRefusedException($"The name '{name}' cannot move to incarnation {toIncarnation}: no live program has it (it left, or its lease expired).");
+            }
+
+            moved = existing.Entry with { Endpoint = target.Endpoint, Incarnation = toIncarnation };
+            _names[name] = new NameState(moved, target);
+            lease.Names.Remove(name);
+            target.Names.Add(name);
+        }
+
+        LogExpired(expired);
+        return Task.FromResult(moved);
+    }
+
+    /// <inheritdoc />
     public async Task<NameEntry?> ResolveAsync(string name, TimeSpan maxWait, CancellationToken cancellationToken = default)
     {
         NameValidation.Name(name);

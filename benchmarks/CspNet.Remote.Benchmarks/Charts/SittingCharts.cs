@@ -167,7 +167,8 @@ internal static partial class SittingCharts
         double low = Math.Log10(values.Where(v => v > 0).Min());
         double high = Math.Log10(values.Max());
         double range = Math.Max(high - low, 1);
-        plot.Axes.SetLimitsY(low - (0.4 * range), high + (0.6 * range));
+        // Room above the data for the five-line legend, below it for the caption.
+        plot.Axes.SetLimitsY(low - (0.4 * range), high + (1.1 * range));
         plot.ShowLegend(Alignment.UpperLeft);
         var annotation = plot.Add.Annotation(caption, Alignment.LowerRight);
         annotation.LabelFontSize = 10;

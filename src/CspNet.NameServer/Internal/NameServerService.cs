@@ -82,6 +82,14 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
             return new Proto.UnregisterReply();
         });
 
+    public override Task<Proto.MoveNameReply> MoveName(Proto.MoveNameRequest request, ServerCallContext context) =>
+        RunAsync(context, nameof(MoveName), async ct =>
+        {
+            NameEntry moved = await _registry.MoveAsync(request.LeaseId, request.Name, request.ToIncarnation, ct).ConfigureAwait(false);
+            LogMoved(_logger, moved.Name, moved.Endpoint);
+            return new Proto.MoveNameReply { Entry = NameProtocol.ToProto(moved) };
+        });
+
     public override Task<Proto.ResolveReply> Resolve(Proto.ResolveRequest request, ServerCallContext context) =>
         RunAsync(context, nameof(Resolve), async ct =>
         {
@@ -149,6 +157,10 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
         {
             throw Reject(context, method, StatusCode.AlreadyExists, e.Message);
         }
+        catch (NameMoveRefusedException e)
+        {
+            throw Reject(context, method, StatusCode.FailedPrecondition, e.Message);
+        }
         catch (NameServerCapacityExceededException e)
         {
             LogFull(_logger, method, context.Peer, e.Message);
@@ -189,6 +201,9 @@ internal sealed partial class NameServerService : Proto.NameServer.NameServerBas
 
     [LoggerMessage(10, LogLevel.Debug, "Registered '{Name}' ({Kind}) at {Endpoint}")]
     private static partial void LogRegistered(ILogger logger, string name, NameKind kind, LinkEndpoint? endpoint);
+
+    [LoggerMessage(15, LogLevel.Information, "Moved '{Name}' to {Endpoint}")]
+    private static partial void LogMoved(ILogger logger, string name, LinkEndpoint? endpoint);
 
     // Debug, not Warning: a misbehaving client must not be able to flood the log.
     [LoggerMessage(11, LogLevel.Debug, "{Method} from {Peer} rejected with {Status}: {Message}")]

@@ -16,7 +16,7 @@ public sealed class NameServerClientTests
             MaxBackoff = TimeSpan.FromMilliseconds(100),
         });
 
-    private static async Task<NameServerClient> StartedClientAsync(Uri nameServer, int linkPort)
+    internal static async Task<NameServerClient> StartedClientAsync(Uri nameServer, int linkPort)
     {
         NameServerClient client = NewClient(nameServer, linkPort);
         try

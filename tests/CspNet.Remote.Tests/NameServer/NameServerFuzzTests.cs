@@ -10,7 +10,7 @@ public sealed class NameServerFuzzTests
 {
     private const int Requests = 10_000;
 
-    private static readonly string[] Methods = ["OpenLease", "Renew", "CloseLease", "Register", "Unregister", "Resolve"];
+    private static readonly string[] Methods = ["OpenLease", "Renew", "CloseLease", "Register", "Unregister", "Resolve", "MoveName"];
 
     private static readonly Marshaller<byte[]> RawBytes = Marshallers.Create(static b => b, static b => b);
 

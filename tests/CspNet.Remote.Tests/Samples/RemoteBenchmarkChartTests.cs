@@ -73,4 +73,44 @@ public class RemoteBenchmarkChartTests(ITestOutputHelper output)
         Assert.Contains("error: No results folder", run.Error, StringComparison.Ordinal);
         Assert.Empty(Directory.GetFiles(folder.Path, "*.png"));
     }
+
+    [Fact(Timeout = 120_000)]
+    public async Task Charts_OneSittingsCrossprocAndJcspOutput_DrawsEveryTransportBesideJcsp()
+    {
+        using var folder = new TempFolder();
+        string results = Path.Combine(SampleRunner.RepoRoot, "benchmarks", "CspNet.Remote.Benchmarks", "results");
+
+        SampleRunner.Result run = await SampleRunner.RunBenchmarkAsync(Program, folder.Path, TimeSpan.FromSeconds(90),
+            "charts", "--crossproc", Path.Combine(results, "2026-11-27-crossproc.txt"), "--jcsp", Path.Combine(results, "2026-11-27-jcsp.txt"), "--out", folder.Path);
+        output.WriteLine(run.ToString());
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+        foreach (string name in new[] { "crossproc-latency.png", "crossproc-throughput.png" })
+        {
+            string path = Path.Combine(folder.Path, name);
+            string line = Assert.Single(run.Lines, l => l.StartsWith($"Chart: {path} (", StringComparison.Ordinal));
+            string[] series = line[($"Chart: {path} (".Length)..^1].Split("; ");
+            Assert.Equal(5, series.Length);
+            Assert.Contains(series, s => s.StartsWith("raw TCP", StringComparison.Ordinal));
+            Assert.Contains(series, s => s.StartsWith("raw gRPC", StringComparison.Ordinal));
+            Assert.Contains(series, s => s.StartsWith("JCSP net2", StringComparison.Ordinal));
+            Assert.Equal(2, series.Count(s => s.StartsWith("CspNet named", StringComparison.Ordinal)));
+            using SKBitmap? png = SKBitmap.Decode(path);
+            Assert.True(png is not null, $"{path} is not a PNG that SkiaSharp decodes.");
+        }
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Charts_CrossprocWithoutJcsp_FailsSayingWhatToGive()
+    {
+        using var folder = new TempFolder();
+        string results = Path.Combine(SampleRunner.RepoRoot, "benchmarks", "CspNet.Remote.Benchmarks", "results");
+
+        SampleRunner.Result run = await SampleRunner.RunBenchmarkAsync(Program, folder.Path, TimeSpan.FromSeconds(45),
+            "charts", "--crossproc", Path.Combine(results, "2026-11-27-crossproc.txt"), "--out", folder.Path);
+
+        Assert.True(run.ExitCode == 1, run.ToString());
+        Assert.Contains("--crossproc needs --jcsp", run.Error, StringComparison.Ordinal);
+        Assert.Empty(Directory.GetFiles(folder.Path, "*.png"));
+    }
 }

@@ -216,6 +216,57 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         }
     }
 
+    /// <summary>
+    /// Moves a name this program registered to the program of incarnation
+    /// <paramref name="toIncarnation"/> (which took it with <see cref="AdoptAsync"/> first), in one step at the
+    /// NameServer; this program no longer registers it again after a lost lease.
+    /// </summary>
+    /// <returns>The entry as it is registered now.</returns>
+    /// <exception cref="NameMoveRefusedException">The name is not this program's, or the other program is gone.</exception>
+    /// <exception cref="LeaseNotFoundException">This program's lease is gone, and the name with it.</exception>
+    public async Task<NameEntry> MoveAsync(string name, string toIncarnation, CancellationToken cancellationToken)
+    {
+        NameValidation.Name(name);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            var request = new Proto.MoveNameRequest { LeaseId = Incarnation, Name = name, ToIncarnation = toIncarnation };
+            Proto.MoveNameReply reply = await CallAsync(o => CurrentClient.MoveNameAsync(request, o), _options.CallTimeout, cancellationToken).ConfigureAwait(false);
+            _registered.Remove(name);
+            return NameProtocol.FromProto(reply.Entry);
+        }
+        catch (RpcException e) when (e.StatusCode == StatusCode.FailedPrecondition)
+        {
+            throw new NameMoveRefusedException(e.Status.Detail, e);
+        }
+        catch (RpcException e)
+        {
+            throw Translate(e);
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
+    /// <summary>
+    /// Remembers a name another program is moving to this one (<see cref="MoveAsync"/>), so that
+    /// it is registered again with the others after a lost lease.
+    /// </summary>
+    public async Task AdoptAsync(NameEntry entry, CancellationToken cancellationToken)
+    {
+        NameValidation.Entry(entry);
+        await _gate.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            _registered[entry.Name] = entry;
+        }
+        finally
+        {
+            _gate.Release();
+        }
+    }
+
     /// <summary>Registers this program's worker pool under its lease and remembers it for re-registration.</summary>
     public async Task<WorkerPoolEntry> RegisterPoolAsync(WorkerPoolEntry pool, CancellationToken cancellationToken)
     {

@@ -18,6 +18,8 @@ internal static class NameValidation
     internal const int MaxProgramLabelLength = 256;
     internal const int MaxLeaseIdLength = 64;
 
+    private static readonly System.Buffers.SearchValues<char> LowerHex = System.Buffers.SearchValues.Create("0123456789abcdef");
+
     internal static void Name(string? name, string paramName = "name")
     {
         Text(name, paramName, "name", MaxNameLength, allowEmpty: false);
@@ -26,6 +28,16 @@ internal static class NameValidation
     internal static void LeaseId(string? leaseId, string paramName = "leaseId")
     {
         Text(leaseId, paramName, "lease id", MaxLeaseIdLength, allowEmpty: false);
+    }
+
+    /// <summary>An incarnation as <see cref="CspNet.Remote.NameServer.Incarnations"/> makes it: 32 lower-case hex digits.</summary>
+    internal static void Incarnation(string? incarnation, string paramName = "incarnation")
+    {
+        ArgumentNullException.ThrowIfNull(incarnation, paramName);
+        if (incarnation.Length != 32 || incarnation.AsSpan().ContainsAnyExcept(LowerHex))
+        {
+            throw new ArgumentException($"The incarnation '{Shorten(incarnation)}' is not 32 lower-case hex digits, as a resolved NameEntry's incarnation is.", paramName);
+        }
     }
 
     internal static void ProgramLabel(string? label, string paramName = "programLabel")
