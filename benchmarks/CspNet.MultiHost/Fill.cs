@@ -77,7 +77,7 @@ internal static class Fill
     internal static async Task<int> NamedWriteAsync(CspNodeOptions options, string name, int size)
     {
         await using CspNode node = await CspNode.StartAsync(options);
-        IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(name);
+        AltingChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(name);
         byte[] value = new byte[size];
         Random.Shared.NextBytes(value);
         while (true)

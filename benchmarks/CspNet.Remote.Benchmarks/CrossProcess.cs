@@ -78,8 +78,8 @@ internal static class CrossProcess
             foreach (int size in sync.Keys)
             {
                 byte[] value = NewValue(size);
-                IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
-                IChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/sync-link-only/" + size.ToString(CultureInfo.InvariantCulture));
+                AltingChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/sync/" + size.ToString(CultureInfo.InvariantCulture));
+                AltingChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/sync-link-only/" + size.ToString(CultureInfo.InvariantCulture));
                 (string, Func<Task>)[] cases =
                 [
                     ("named sync write", async () => await output.WriteAsync(value)),
@@ -105,8 +105,8 @@ internal static class CrossProcess
             foreach (int size in stream.Keys)
             {
                 byte[] value = NewValue(size);
-                IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture));
-                IChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/buffered-link-only/" + size.ToString(CultureInfo.InvariantCulture));
+                AltingChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("crossproc/buffered/" + size.ToString(CultureInfo.InvariantCulture));
+                AltingChannelOut<byte[]> linkOnly = await linkOnlyWriter.GetOne2OneOutAsync<byte[]>("crossproc/buffered-link-only/" + size.ToString(CultureInfo.InvariantCulture));
                 int burst = NamedThroughput.Burst;
                 (string, Func<Task>)[] cases =
                 [
@@ -202,7 +202,7 @@ internal static class CrossProcess
                     // One writing end of the writer's One2One "crossproc/done" for every stream size: a
                     // One2One has one writing end, so each size's reader must not ask for its own. The
                     // writer creates the channel after this program is ready, so it is got once, lazily.
-                    var done = new Lazy<Task<IChannelOut<byte[]>>>(() => home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop.Token).AsTask());
+                    var done = new Lazy<Task<AltingChannelOut<byte[]>>>(() => home.GetOne2OneOutAsync<byte[]>("crossproc/done", cancellationToken: stop.Token).AsTask());
                     foreach (int size in StreamSizes)
                     {
                         // Only one stream runs at a time: the readers share the one writing end of "crossproc/done".
@@ -253,7 +253,7 @@ internal static class CrossProcess
     }
 
     /// <summary>Reads bursts from the buffered channel; after each one, tells the writer program on its channel.</summary>
-    private static async Task AnswerBurstsAsync(Lazy<Task<IChannelOut<byte[]>>> done, AltingChannelIn<byte[]> input, CancellationToken stop)
+    private static async Task AnswerBurstsAsync(Lazy<Task<AltingChannelOut<byte[]>>> done, AltingChannelIn<byte[]> input, CancellationToken stop)
     {
         byte[] answer = [1];
         try

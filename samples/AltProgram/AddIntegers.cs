@@ -17,7 +17,7 @@ class AddIntegers : ICSPProcess
 
     public void Run()
     {
-        IChannelOut<int> result = Factory.GetOne2OneOut<int>(channelName);
+        AltingChannelOut<int> result = Factory.GetOne2OneOut<int>(channelName);
 
         for (int j = 0; j < 100; j++)
         {

@@ -6,6 +6,9 @@
 // with thread processes (the paper's) and with async processes. Each mode runs several times
 // after a warm-up run, and the median time is reported.
 //
+// --mode paper001 runs the two distributed farms of paper 001 instead (section 4.3): request-respond
+// with alternation, and scatter-gather (Paper001.cs).
+//
 //   dotnet run --project samples/MonteCarloPi -- --help
 using System.CommandLine;
 using System.Diagnostics;
@@ -21,6 +24,10 @@ class Program
         Distributed (the paper's Table 4): an embedded NameServer, two worker pool programs started
         here, and DistParallel shipping the workers to them:
           dotnet run -c Release --project samples/MonteCarloPi -- --mode dist --iterations 400M --repeat 3
+
+        Paper 001's farms (request-respond with alternation, and scatter-gather) beside the
+        sequential loop, a farmer and 4 worker nodes, the points cut into 100 packets:
+          dotnet run -c Release --project samples/MonteCarloPi -- --mode paper001 --processes 4 --packets 100
 
         Example, the paper's Table 2 with 400 threads of 256 KiB stack:
           dotnet run -c Release --project samples/MonteCarloPi -- --iterations 1.2G --processes 400 --stack-size 256k --repeat 3
@@ -48,8 +55,9 @@ class Program
 
         using CspThreadPoolScope? pool = options.Mode is "threads" or "all" ? new CspThreadPoolScope(options.StackSize) : null;
         using Distributed? distributed = options.Mode == "dist" ? StartDistributed(options) : null;
+        using Paper001? farms = options.Mode == "paper001" ? Paper001.StartAsync(job, options.Packets, options.Processes).GetAwaiter().GetResult() : null;
         var modes = new List<Mode>();
-        if (options.Mode is "seq" or "all" or "dist")
+        if (options.Mode is "seq" or "all" or "dist" or "paper001")
         {
             modes.Add(new Mode("sequential", 1, () => RunSequential(job)));
         }
@@ -62,6 +70,12 @@ class Program
         if (options.Mode is "async" or "all")
         {
             modes.Add(new Mode("async", options.Processes, () => RunAsyncProcesses(job, options.Processes, options.Barrier)));
+        }
+
+        if (farms is not null)
+        {
+            modes.Add(new Mode("request-respond", options.Processes, () => farms.RunRequestRespond(job)));
+            modes.Add(new Mode("scatter-gather", options.Processes, () => farms.RunScatterGather(job)));
         }
 
         if (distributed is not null)
@@ -90,7 +104,7 @@ class Program
         }
 
         Console.WriteLine();
-        Console.WriteLine($"{"mode",-11} {"processes",9} {"estimate",16} {"|error|",10} {"median (ms)",11} {"min..max (ms)",15} {"speedup",8}");
+        Console.WriteLine($"{"mode",-15} {"processes",9} {"estimate",16} {"|error|",10} {"median (ms)",11} {"min..max (ms)",15} {"speedup",8}");
         double? sequentialMs = modes.Find(mode => mode.Name == "sequential")?.Median;
         foreach (Mode mode in modes)
         {
@@ -98,7 +112,7 @@ class Program
             double ms = mode.Median;
             string speedup = sequentialMs is { } seq ? (seq / ms).ToString("F2") : "-";
             string range = $"{mode.Milliseconds.Min():F0}..{mode.Milliseconds.Max():F0}";
-            Console.WriteLine($"{mode.Name,-11} {mode.Processes,9} {estimate.Pi,16:F12} {estimate.Error,10:E2} {ms,11:F0} {range,15} {speedup,8}");
+            Console.WriteLine($"{mode.Name,-15} {mode.Processes,9} {estimate.Pi,16:F12} {estimate.Error,10:E2} {ms,11:F0} {range,15} {speedup,8}");
         }
 
         if (distributed is not null)
@@ -255,6 +269,8 @@ sealed class Options
 
     public int Pools { get; private init; }
 
+    public int Packets { get; private init; }
+
     private int? poolWorkers;
 
     /// <summary>Workers per pool: given, or the machine's processors shared among the pools.</summary>
@@ -268,8 +284,9 @@ sealed class Options
     {
         Option<long> iterations = Cli.Count("--iterations", "Points to throw in all, per run (suffixes k, M, G).", 20_000_000, 1, long.MaxValue);
         Option<int> processes = Cli.IntCount("--processes", "Worker processes in the parallel modes (default: processor count).", Environment.ProcessorCount, 1, 100_000);
-        Option<Named<string>> mode = Cli.Choice("--mode", "The runs: all = seq, threads and async; dist = sequential against processes shipped to worker pools (see --pools).", "all",
-            ("seq", "seq"), ("sequential", "seq"), ("threads", "threads"), ("async", "async"), ("all", "all"), ("dist", "dist"), ("distributed", "dist"));
+        Option<Named<string>> mode = Cli.Choice("--mode", "The runs: all = seq, threads and async; dist = sequential against processes shipped to worker pools (see --pools); paper001 = sequential against paper 001's request-respond and scatter-gather farms (--processes worker nodes, --packets).", "all",
+            ("seq", "seq"), ("sequential", "seq"), ("threads", "threads"), ("async", "async"), ("all", "all"), ("dist", "dist"), ("distributed", "dist"), ("paper001", "paper001"));
+        Option<int> packets = Cli.IntCount("--packets", "paper001: the packets the points are cut into, dealt to the workers one at a time.", 100, 1, 1_000_000);
         Option<int> pools = Cli.IntCount("--pools", "dist: worker pool programs to start on this machine.", 2, 1, 26);
         Option<int?> poolWorkers = Cli.OptionalIntCount("--pool-workers", "dist: workers per pool (default: processor count / pools, at least 1).", 1, 10_000);
         Option<int> repeat = Cli.IntCount("--repeat", "Timed runs of each mode; the median is reported.", 5, 1, 1000);
@@ -281,7 +298,7 @@ sealed class Options
         var noBarrier = new Option<bool>("--no-barrier") { Description = "Do not make the workers wait for each other before they start." };
         var root = new RootCommand("Monte Carlo Pi: the CSP.NET paper's section 4.2 (listings 7 and 8).")
         {
-            iterations, processes, mode, pools, poolWorkers, repeat, warmUp, stackSize, seed, rng, noBarrier,
+            iterations, processes, mode, packets, pools, poolWorkers, repeat, warmUp, stackSize, seed, rng, noBarrier,
         };
         root.SetAction(result => result.GetValue(iterations) < result.GetValue(processes)
             ? Cli.UsageFailure("--iterations must be at least --processes.")
@@ -291,6 +308,7 @@ sealed class Options
                 Processes = result.GetValue(processes),
                 Mode = result.GetRequiredValue(mode).Value,
                 Pools = result.GetValue(pools),
+                Packets = result.GetValue(packets),
                 poolWorkers = result.GetValue(poolWorkers),
                 Repeat = result.GetValue(repeat),
                 WarmUp = result.GetValue(warmUp),

@@ -40,7 +40,7 @@ public sealed partial class CspNode
     /// <param name="name">The channel's name, unique in the system.</param>
     /// <param name="local">True: a channel private to this program, never registered with the NameServer (paper section 3.2).</param>
     /// <returns>The end.</returns>
-    public IChannelOut<T> GetOne2OneOut<T>(string name, bool local = false) =>
+    public AltingChannelOut<T> GetOne2OneOut<T>(string name, bool local = false) =>
         Wait(GetOne2OneOutAsync<T>(name, local, CancellationToken.None), "GetOne2OneOut");
 
     /// <summary>Gets the writing end of the named One2One channel without holding a thread while it waits. Waits until the program holding the other end has created the channel.</summary>
@@ -49,8 +49,8 @@ public sealed partial class CspNode
     /// <param name="local">True: a channel private to this program, never registered with the NameServer.</param>
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
-    public async ValueTask<IChannelOut<T>> GetOne2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
+    public async ValueTask<AltingChannelOut<T>> GetOne2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
+        (AltingChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named Any2One channel <paramref name="name"/>. Creates the channel (this program hosts it): the name must not exist yet.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -76,7 +76,7 @@ public sealed partial class CspNode
     /// <param name="name">The channel's name, unique in the system.</param>
     /// <param name="local">True: a channel private to this program, never registered with the NameServer (paper section 3.2).</param>
     /// <returns>The end.</returns>
-    public IChannelOut<T> GetAny2OneOut<T>(string name, bool local = false) =>
+    public AltingChannelOut<T> GetAny2OneOut<T>(string name, bool local = false) =>
         Wait(GetAny2OneOutAsync<T>(name, local, CancellationToken.None), "GetAny2OneOut");
 
     /// <summary>Gets the writing end of the named Any2One channel without holding a thread while it waits. Waits until the program holding the other end has created the channel.</summary>
@@ -85,8 +85,8 @@ public sealed partial class CspNode
     /// <param name="local">True: a channel private to this program, never registered with the NameServer.</param>
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
-    public async ValueTask<IChannelOut<T>> GetAny2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
+    public async ValueTask<AltingChannelOut<T>> GetAny2OneOutAsync<T>(string name, bool local = false, CancellationToken cancellationToken = default) =>
+        (AltingChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2One, reader: false, null, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named One2Any channel <paramref name="name"/>. Waits until the program holding the other end has created the channel.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -111,7 +111,7 @@ public sealed partial class CspNode
     /// <param name="buffer">The channel's buffer (null: unbuffered). Only the creating end sets it.</param>
     /// <param name="local">True: a channel private to this program, never registered with the NameServer (paper section 3.2).</param>
     /// <returns>The end.</returns>
-    public IChannelOut<T> GetOne2AnyOut<T>(string name, IBuffer<T>? buffer = null, bool local = false) =>
+    public AltingChannelOut<T> GetOne2AnyOut<T>(string name, IBuffer<T>? buffer = null, bool local = false) =>
         Wait(GetOne2AnyOutAsync<T>(name, buffer, local, CancellationToken.None), "GetOne2AnyOut");
 
     /// <summary>Gets the writing end of the named One2Any channel without holding a thread while it waits. Creates the channel (this program hosts it): the name must not exist yet.</summary>
@@ -121,8 +121,8 @@ public sealed partial class CspNode
     /// <param name="local">True: a channel private to this program, never registered with the NameServer.</param>
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
-    public async ValueTask<IChannelOut<T>> GetOne2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
+    public async ValueTask<AltingChannelOut<T>> GetOne2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
+        (AltingChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.One2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
 
     /// <summary>Gets the reading end of the named Any2Any channel <paramref name="name"/>. The first program to ask for either end of the name hosts the channel (with <paramref name="buffer"/>, if given); later ones join it.</summary>
     /// <typeparam name="T">The type of the values carried; every end must agree.</typeparam>
@@ -149,7 +149,7 @@ public sealed partial class CspNode
     /// <param name="buffer">The channel's buffer (null: unbuffered). Only the creating end sets it.</param>
     /// <param name="local">True: a channel private to this program, never registered with the NameServer (paper section 3.2).</param>
     /// <returns>The end.</returns>
-    public IChannelOut<T> GetAny2AnyOut<T>(string name, IBuffer<T>? buffer = null, bool local = false) =>
+    public AltingChannelOut<T> GetAny2AnyOut<T>(string name, IBuffer<T>? buffer = null, bool local = false) =>
         Wait(GetAny2AnyOutAsync<T>(name, buffer, local, CancellationToken.None), "GetAny2AnyOut");
 
     /// <summary>Gets the writing end of the named Any2Any channel without holding a thread while it waits. The first program to ask for either end of the name hosts the channel (with <paramref name="buffer"/>, if given); later ones join it.</summary>
@@ -159,8 +159,8 @@ public sealed partial class CspNode
     /// <param name="local">True: a channel private to this program, never registered with the NameServer.</param>
     /// <param name="cancellationToken">Stops waiting for the channel.</param>
     /// <returns>The end.</returns>
-    public async ValueTask<IChannelOut<T>> GetAny2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
-        (IChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
+    public async ValueTask<AltingChannelOut<T>> GetAny2AnyOutAsync<T>(string name, IBuffer<T>? buffer = null, bool local = false, CancellationToken cancellationToken = default) =>
+        (AltingChannelOut<T>)await GetChannelEndAsync<T>(name, NameKind.Any2Any, reader: false, buffer, local, cancellationToken).ConfigureAwait(false);
 
     private ValueTask<object> GetChannelEndAsync<T>(string name, NameKind kind, bool reader, IBuffer<T>? buffer, bool local, CancellationToken cancellationToken)
     {

@@ -63,21 +63,21 @@ public static class NamedFactory
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetOne2OneOut<T>(string name) => CspManager.Node.GetOne2OneOut<T>(name);
+        public static AltingChannelOut<T> GetOne2OneOut<T>(string name) => CspManager.Node.GetOne2OneOut<T>(name);
 
         /// <summary>Gets the writing end of the named One2One channel <paramref name="name"/>, optionally private to this program.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="local">True: never registered with the NameServer, as if stand-alone.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetOne2OneOut<T>(string name, bool local) => CspManager.Node.GetOne2OneOut<T>(name, local: local);
+        public static AltingChannelOut<T> GetOne2OneOut<T>(string name, bool local) => CspManager.Node.GetOne2OneOut<T>(name, local: local);
 
         /// <summary>Gets the writing end of the named One2One channel <paramref name="name"/> without holding a thread while it waits.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetOne2OneOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetOne2OneOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetOne2OneOutAsync<T>(name, cancellationToken: cancellationToken);
 
         /// <summary>Gets the reading end of the named Any2One channel <paramref name="name"/>; see <see cref="Remote.CspNode.GetAny2OneIn{T}(string, IBuffer{T}, bool)"/>.</summary>
@@ -121,21 +121,21 @@ public static class NamedFactory
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetAny2OneOut<T>(string name) => CspManager.Node.GetAny2OneOut<T>(name);
+        public static AltingChannelOut<T> GetAny2OneOut<T>(string name) => CspManager.Node.GetAny2OneOut<T>(name);
 
         /// <summary>Gets the writing end of the named Any2One channel <paramref name="name"/>, optionally private to this program.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="local">True: never registered with the NameServer, as if stand-alone.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetAny2OneOut<T>(string name, bool local) => CspManager.Node.GetAny2OneOut<T>(name, local: local);
+        public static AltingChannelOut<T> GetAny2OneOut<T>(string name, bool local) => CspManager.Node.GetAny2OneOut<T>(name, local: local);
 
         /// <summary>Gets the writing end of the named Any2One channel <paramref name="name"/> without holding a thread while it waits.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetAny2OneOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetAny2OneOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetAny2OneOutAsync<T>(name, cancellationToken: cancellationToken);
 
         /// <summary>Gets the reading end of the named One2Any channel <paramref name="name"/>; see <see cref="Remote.CspNode.GetOne2AnyIn{T}(string, bool)"/>.</summary>
@@ -163,21 +163,21 @@ public static class NamedFactory
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetOne2AnyOut<T>(string name) => CspManager.Node.GetOne2AnyOut<T>(name);
+        public static AltingChannelOut<T> GetOne2AnyOut<T>(string name) => CspManager.Node.GetOne2AnyOut<T>(name);
 
         /// <summary>Gets the writing end of the named One2Any channel <paramref name="name"/>, optionally private to this program.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="local">True: never registered with the NameServer, as if stand-alone.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetOne2AnyOut<T>(string name, bool local) => CspManager.Node.GetOne2AnyOut<T>(name, local: local);
+        public static AltingChannelOut<T> GetOne2AnyOut<T>(string name, bool local) => CspManager.Node.GetOne2AnyOut<T>(name, local: local);
 
         /// <summary>Gets the writing end of the named One2Any channel <paramref name="name"/> without holding a thread while it waits.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetOne2AnyOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetOne2AnyOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetOne2AnyOutAsync<T>(name, cancellationToken: cancellationToken);
 
         /// <summary>Gets the writing end of the named buffered One2Any channel <paramref name="name"/>, creating it with <paramref name="buffer"/>.</summary>
@@ -185,7 +185,7 @@ public static class NamedFactory
         /// <param name="name">The channel's name.</param>
         /// <param name="buffer">The channel's buffer; it lives with the channel.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetOne2AnyOut<T>(string name, IBuffer<T> buffer) => CspManager.Node.GetOne2AnyOut<T>(name, buffer);
+        public static AltingChannelOut<T> GetOne2AnyOut<T>(string name, IBuffer<T> buffer) => CspManager.Node.GetOne2AnyOut<T>(name, buffer);
 
         /// <summary>Gets the writing end of the named buffered One2Any channel <paramref name="name"/> without holding a thread.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
@@ -193,7 +193,7 @@ public static class NamedFactory
         /// <param name="buffer">The channel's buffer; it lives with the channel.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetOne2AnyOutAsync<T>(string name, IBuffer<T> buffer, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetOne2AnyOutAsync<T>(string name, IBuffer<T> buffer, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetOne2AnyOutAsync<T>(name, buffer, cancellationToken: cancellationToken);
 
         /// <summary>Gets the reading end of the named Any2Any channel <paramref name="name"/>; see <see cref="Remote.CspNode.GetAny2AnyIn{T}(string, IBuffer{T}, bool)"/>.</summary>
@@ -237,21 +237,21 @@ public static class NamedFactory
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetAny2AnyOut<T>(string name) => CspManager.Node.GetAny2AnyOut<T>(name);
+        public static AltingChannelOut<T> GetAny2AnyOut<T>(string name) => CspManager.Node.GetAny2AnyOut<T>(name);
 
         /// <summary>Gets the writing end of the named Any2Any channel <paramref name="name"/>, optionally private to this program.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="local">True: never registered with the NameServer, as if stand-alone.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetAny2AnyOut<T>(string name, bool local) => CspManager.Node.GetAny2AnyOut<T>(name, local: local);
+        public static AltingChannelOut<T> GetAny2AnyOut<T>(string name, bool local) => CspManager.Node.GetAny2AnyOut<T>(name, local: local);
 
         /// <summary>Gets the writing end of the named Any2Any channel <paramref name="name"/> without holding a thread while it waits.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
         /// <param name="name">The channel's name.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetAny2AnyOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetAny2AnyOutAsync<T>(string name, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetAny2AnyOutAsync<T>(name, cancellationToken: cancellationToken);
 
         /// <summary>Gets the writing end of the named buffered Any2Any channel <paramref name="name"/>, creating it with <paramref name="buffer"/>.</summary>
@@ -259,7 +259,7 @@ public static class NamedFactory
         /// <param name="name">The channel's name.</param>
         /// <param name="buffer">The channel's buffer; it lives with the channel.</param>
         /// <returns>The end.</returns>
-        public static IChannelOut<T> GetAny2AnyOut<T>(string name, IBuffer<T> buffer) => CspManager.Node.GetAny2AnyOut<T>(name, buffer);
+        public static AltingChannelOut<T> GetAny2AnyOut<T>(string name, IBuffer<T> buffer) => CspManager.Node.GetAny2AnyOut<T>(name, buffer);
 
         /// <summary>Gets the writing end of the named buffered Any2Any channel <paramref name="name"/> without holding a thread.</summary>
         /// <typeparam name="T">The type of the values carried.</typeparam>
@@ -267,7 +267,7 @@ public static class NamedFactory
         /// <param name="buffer">The channel's buffer; it lives with the channel.</param>
         /// <param name="cancellationToken">Stops waiting.</param>
         /// <returns>The end.</returns>
-        public static ValueTask<IChannelOut<T>> GetAny2AnyOutAsync<T>(string name, IBuffer<T> buffer, CancellationToken cancellationToken = default) =>
+        public static ValueTask<AltingChannelOut<T>> GetAny2AnyOutAsync<T>(string name, IBuffer<T> buffer, CancellationToken cancellationToken = default) =>
             CspManager.Node.GetAny2AnyOutAsync<T>(name, buffer, cancellationToken: cancellationToken);
 
         /// <summary>Creates the named barrier <paramref name="name"/> for <paramref name="enrolled"/> parties in all programs; this program hosts it.</summary>

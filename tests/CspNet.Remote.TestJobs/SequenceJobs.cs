@@ -18,7 +18,7 @@ public sealed class CountingWriter : ICSPProcess
 
     public void Run()
     {
-        IChannelOut<int> output = Factory.GetOne2OneOut<int>(channelName);
+        AltingChannelOut<int> output = Factory.GetOne2OneOut<int>(channelName);
         for (int i = 0; i < count; i++)
         {
             output.Write(i);

@@ -103,7 +103,7 @@ try
         case "write":
             {
                 // write <kind> <name> <count>: writes 0..count-1.
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 for (int i = 0; i < count; i++)
@@ -119,7 +119,7 @@ try
             {
                 // write-bytes <name> <bytes> <count>: writes count values of <bytes> bytes to a
                 // One2One, value i starting with i and filled with (byte)i; says how its lane travels.
-                IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
+                AltingChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
                 Console.WriteLine("ready");
                 int size = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
@@ -163,7 +163,7 @@ try
         case "write-blocking":
             {
                 // write-blocking <kind> <name> <count>: the same from a thread process (blocking API).
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 new CspNet.Parallel([new Writer(output, count)]).Run();
@@ -221,7 +221,7 @@ try
         case "write-seq":
             {
                 // write-seq <kind> <name>: writes 0, 1, 2, ... until a write fails; says how many completed.
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 int written = 0;
                 try
@@ -243,7 +243,7 @@ try
             {
                 // offer-seq <kind> <name>: offers 0, 1, 2, ... in an alternation beside a 5 ms timer
                 // (a timeout offers the same value again) until a selection fails; says how many were written.
-                var output = (AltingChannelOut<int>)await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 var timer = new CSTimer();
                 var alternative = new Alternative([output, timer]);
@@ -271,7 +271,7 @@ try
             {
                 // write-big-seq <name> <bytes>: writes values of <bytes> bytes to a One2One, the first
                 // four the value's number 0, 1, 2, ..., until a write fails; says how many completed.
-                IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
+                AltingChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(a[0]);
                 int size = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
                 Console.WriteLine("ready");
                 int written = 0;
@@ -350,7 +350,7 @@ try
 
         case "poison-out":
             {
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 Console.WriteLine("ready");
                 output.Poison();
                 await Console.In.ReadLineAsync(); // stay until the test is done with the channel
@@ -361,7 +361,7 @@ try
         case "write-hold":
             {
                 // write-hold <kind> <name> <count>: writes 0..count-1, says so, then waits (the test kills it).
-                IChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
                 int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
                 for (int i = 0; i < count; i++)
                 {
@@ -471,7 +471,7 @@ try
                 // scatter-once <scatter> <gather>: answers one piece of work (its value doubled),
                 // says so, then waits for more work that the test never lets it take (it kills it).
                 AltingChannelIn<Indexed<int>> work = await NamedScatter.JoinAsync<int>(node, a[0]);
-                IChannelOut<Indexed<long>> results = await NamedGather.JoinAsync<long>(node, a[1]);
+                AltingChannelOut<Indexed<long>> results = await NamedGather.JoinAsync<long>(node, a[1]);
                 Console.WriteLine("ready");
                 Indexed<int> piece = await work.ReadAsync();
                 await results.WriteAsync(new Indexed<long>(piece.Index, 2L * piece.Value));
@@ -494,7 +494,7 @@ catch (Exception e)
 
 internal static class Scenarios
 {
-    internal static async Task<IChannelOut<int>> OutAsync(CspNode node, string kind, string name) => kind switch
+    internal static async Task<AltingChannelOut<int>> OutAsync(CspNode node, string kind, string name) => kind switch
     {
         "One2One" => await node.GetOne2OneOutAsync<int>(name),
         "Any2One" => await node.GetAny2OneOutAsync<int>(name),

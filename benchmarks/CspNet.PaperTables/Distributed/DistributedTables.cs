@@ -105,8 +105,8 @@ internal static class DistributedTables
         AltingChannelIn<byte[]> syncBack = await node.GetOne2OneInAsync<byte[]>("pp/sync/pong");
         AltingChannelIn<byte[]> bufferedBack = await node.GetOne2OneInAsync("pp/buffered/pong", new FifoBuffer<byte[]>(4));
         string tcpAddress = (await cluster.StartAsync(["pong"]))[0];
-        IChannelOut<byte[]> sync = await node.GetOne2OneOutAsync<byte[]>("pp/sync/ping");
-        IChannelOut<byte[]> buffered = await node.GetOne2OneOutAsync<byte[]>("pp/buffered/ping");
+        AltingChannelOut<byte[]> sync = await node.GetOne2OneOutAsync<byte[]>("pp/sync/ping");
+        AltingChannelOut<byte[]> buffered = await node.GetOne2OneOutAsync<byte[]>("pp/buffered/ping");
         await using RawTcpLink tcp = await RawTcpLink.ConnectAsync(tcpAddress);
 
         Func<Task>[] RoundTrips(byte[] value) =>
@@ -511,7 +511,7 @@ internal static class DistributedTables
             CspNode node = cluster.Node;
             AltingChannelIn<int> input = await node.GetOne2OneInAsync<int>("ring/0");
             await cluster.StartAsync([.. Enumerable.Range(1, members - 1).Select(i => new[] { "ring", i.ToString(CultureInfo.InvariantCulture), members.ToString(CultureInfo.InvariantCulture) })]);
-            IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("ring/1");
+            AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("ring/1");
             int laps = options.Quick ? 50 : 500;
             double lapMicros = await MeasureAsync(
                 async () =>

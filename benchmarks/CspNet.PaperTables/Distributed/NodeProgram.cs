@@ -67,7 +67,7 @@ internal static class NodeProgram
 
         async Task EchoAsync(AltingChannelIn<byte[]> input, string back)
         {
-            IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(back, cancellationToken: stop);
+            AltingChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>(back, cancellationToken: stop);
             while (true)
             {
                 await output.WriteAsync(await input.ReadAsync(stop), stop);
@@ -147,7 +147,7 @@ internal static class NodeProgram
         return Task.Run(
             async () =>
             {
-                IChannelOut<long> request = await node.GetOne2OneOutAsync<long>("pi-rr/request/" + me, cancellationToken: stop);
+                AltingChannelOut<long> request = await node.GetOne2OneOutAsync<long>("pi-rr/request/" + me, cancellationToken: stop);
                 long hits = -1;
                 ulong seed = (ulong)(index + 1) * 0x9E3779B97F4A7C15UL;
                 while (true)
@@ -172,7 +172,7 @@ internal static class NodeProgram
     private static async Task<Task> PiScatterGatherAsync(CspNode node, int index, CancellationToken stop)
     {
         AltingChannelIn<Indexed<long>> work = await NamedScatter.JoinAsync<long>(node, "pi-sg/work", stop);
-        IChannelOut<Indexed<long>> result = await NamedGather.JoinAsync<long>(node, "pi-sg/result", stop);
+        AltingChannelOut<Indexed<long>> result = await NamedGather.JoinAsync<long>(node, "pi-sg/result", stop);
         Ready();
         return Task.Run(
             async () =>
@@ -201,7 +201,7 @@ internal static class NodeProgram
         return Task.Run(
             async () =>
             {
-                IChannelOut<byte[]> results = await node.GetOne2OneOutAsync<byte[]>("mb/result/" + me, cancellationToken: stop);
+                AltingChannelOut<byte[]> results = await node.GetOne2OneOutAsync<byte[]>("mb/result/" + me, cancellationToken: stop);
                 byte[] row = [];
                 while (true)
                 {
@@ -226,7 +226,7 @@ internal static class NodeProgram
         return Task.Run(
             async () =>
             {
-                IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("ring/" + ((index + 1) % members).ToString(CultureInfo.InvariantCulture), cancellationToken: stop);
+                AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("ring/" + ((index + 1) % members).ToString(CultureInfo.InvariantCulture), cancellationToken: stop);
                 while (true)
                 {
                     await output.WriteAsync(await input.ReadAsync(stop), stop);

@@ -16,11 +16,11 @@ namespace CspNet.Remote.Collectives;
 /// </remarks>
 public sealed class BroadcastReader<T> : IChannelIn<T>, IAsyncDisposable
 {
-    private readonly IChannelOut<string> _control;
+    private readonly AltingChannelOut<string> _control;
     private readonly string _channel;
     private int _resigned;
 
-    internal BroadcastReader(string name, AltingChannelIn<T> input, IChannelOut<string> control, string channel)
+    internal BroadcastReader(string name, AltingChannelIn<T> input, AltingChannelOut<string> control, string channel)
     {
         Name = name;
         In = input;

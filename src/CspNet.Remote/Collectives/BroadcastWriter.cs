@@ -271,7 +271,7 @@ public sealed class BroadcastWriter<T> : IChannelOut<T>, IAsyncDisposable
 
     private async Task AttachAsync(string channel)
     {
-        IChannelOut<T> output;
+        AltingChannelOut<T> output;
         try
         {
             output = await _node.GetOne2OneOutAsync<T>(channel, cancellationToken: _stop.Token).ConfigureAwait(false);
@@ -279,6 +279,12 @@ public sealed class BroadcastWriter<T> : IChannelOut<T>, IAsyncDisposable
         catch (PoisonException)
         {
             // The reader's program was lost between enrolling and being attached: nobody to write to.
+            return;
+        }
+        catch (InvalidOperationException)
+        {
+            // A reader of another type that skipped the check at enrolment: it is not a member, and
+            // the other readers go on.
             return;
         }
 

@@ -19,7 +19,10 @@ namespace CspNet.Remote.Collectives;
 /// </para>
 /// <para>
 /// Names: the broadcast <c>name</c> uses the names <c>name/enrol</c> (an Any2One of the writer's
-/// program) and <c>name/reader/…</c> (one per enrolment).
+/// program), <c>name/type</c> (an Any2One of the writer's value type that nothing writes to: a
+/// reader attaches to it and detaches at once, so that a reader of another type fails at
+/// <see cref="EnrolAsync{T}"/> instead of waiting for values that never come) and
+/// <c>name/reader/…</c> (one per enrolment).
 /// </para>
 /// </remarks>
 public static class NamedBroadcast
@@ -36,6 +39,7 @@ public static class NamedBroadcast
         ArgumentNullException.ThrowIfNull(node);
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         ThrowIfNoCodec<T>(node);
+        _ = await node.GetAny2OneInAsync<T>(TypeName(name), cancellationToken: cancellationToken).ConfigureAwait(false);
         AltingChannelIn<string> control = await node.GetAny2OneInAsync<string>(ControlName(name), cancellationToken: cancellationToken).ConfigureAwait(false);
         return new BroadcastWriter<T>(node, name, control);
     }
@@ -57,19 +61,52 @@ public static class NamedBroadcast
     /// (<see cref="BroadcastWriter{T}.WaitForReadersAsync"/> waits for that), with no gap, until it resigns.
     /// </returns>
     /// <exception cref="PoisonException">The broadcast was poisoned or ended, or its writer's program was lost.</exception>
+    /// <exception cref="InvalidOperationException">The broadcast's values are of another type than <typeparamref name="T"/>.</exception>
     public static async ValueTask<BroadcastReader<T>> EnrolAsync<T>(CspNode node, string name, IBuffer<T>? buffer = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(node);
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         ThrowIfNoCodec<T>(node);
+        await CheckTypeAsync<T>(node, name, cancellationToken).ConfigureAwait(false);
         string channel = $"{name}/reader/{Guid.NewGuid():N}";
         AltingChannelIn<T> input = await node.GetOne2OneInAsync(channel, buffer, cancellationToken: cancellationToken).ConfigureAwait(false);
-        IChannelOut<string> control = await node.GetAny2OneOutAsync<string>(ControlName(name), cancellationToken: cancellationToken).ConfigureAwait(false);
+        AltingChannelOut<string> control = await node.GetAny2OneOutAsync<string>(ControlName(name), cancellationToken: cancellationToken).ConfigureAwait(false);
         await control.WriteAsync(BroadcastWriter<T>.Enrol + channel, cancellationToken).ConfigureAwait(false);
         return new BroadcastReader<T>(name, input, control, channel);
     }
 
     private static string ControlName(string name) => name + "/enrol";
+
+    private static string TypeName(string name) => name + "/type";
+
+    /// <summary>
+    /// Fails unless the broadcast's values are <typeparamref name="T"/>s: the writer would refuse to
+    /// attach this reader's channel, and the reader would wait forever. Attaching to the writer's
+    /// typed name checks the type where the writer's program holds it.
+    /// </summary>
+    private static async Task CheckTypeAsync<T>(CspNode node, string name, CancellationToken cancellationToken)
+    {
+        AltingChannelOut<T> probe;
+        try
+        {
+            probe = await node.GetAny2OneOutAsync<T>(TypeName(name), cancellationToken: cancellationToken).ConfigureAwait(false);
+        }
+        catch (InvalidOperationException e)
+        {
+            throw new InvalidOperationException(
+                $"Cannot enrol in the broadcast '{name}' as a reader of '{typeof(T).FullName}': the broadcast's writer carries another type ({e.Message}) Enrol with the writer's value type.",
+                e);
+        }
+
+        try
+        {
+            await node.DetachAsync(probe, cancellationToken).ConfigureAwait(false);
+        }
+        catch (ArgumentException)
+        {
+            // The writer's own program (or a stand-alone one): a local end holds nothing to release.
+        }
+    }
 
     // A type that cannot cross fails here, where the broadcast is declared, not at the first enrolment.
     private static void ThrowIfNoCodec<T>(CspNode node)

@@ -37,7 +37,7 @@ public static class NamedGather
     /// <param name="name">The gather's name.</param>
     /// <param name="cancellationToken">Stops waiting for the gather.</param>
     /// <returns>The worker's writing end: write each result with the index of the work it answers.</returns>
-    public static async ValueTask<IChannelOut<Indexed<T>>> JoinAsync<T>(CspNode node, string name, CancellationToken cancellationToken = default)
+    public static async ValueTask<AltingChannelOut<Indexed<T>>> JoinAsync<T>(CspNode node, string name, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(node);
         NamedScatter.RegisterCodec<T>(node);

@@ -37,6 +37,27 @@ public sealed class NamedBroadcastTests
     }
 
     [Fact(Timeout = Timeout)]
+    public async Task EnrolAsync_ReaderOfAnotherType_ThrowsNamingTheBroadcastAndBothTypes()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        BroadcastWriter<int> writer = await NamedBroadcast.CreateAsync<int>(await system.NodeAsync("writer"), "typed");
+        CspNode readerNode = await system.NodeAsync("reader");
+
+        InvalidOperationException wrong = await Assert.ThrowsAsync<InvalidOperationException>(async () => await NamedBroadcast.EnrolAsync<string>(readerNode, "typed"));
+        Assert.Contains("broadcast 'typed'", wrong.Message, StringComparison.Ordinal);
+        Assert.Contains("System.String", wrong.Message, StringComparison.Ordinal);
+        Assert.Contains("int", wrong.Message, StringComparison.OrdinalIgnoreCase);
+
+        // The broadcast goes on: a reader of its type enrols and reads.
+        BroadcastReader<int> reader = await NamedBroadcast.EnrolAsync<int>(readerNode, "typed");
+        await writer.WaitForReadersAsync(1);
+        Task write = writer.WriteAsync(3).AsTask();
+        Assert.Equal(3, await reader.ReadAsync());
+        await write;
+        await writer.DisposeAsync();
+    }
+
+    [Fact(Timeout = Timeout)]
     public async Task WriteAsync_OneUnbufferedReaderHasNotRead_CompletesOnlyWhenItTookTheValue()
     {
         await using TestSystem system = await TestSystem.StartAsync();

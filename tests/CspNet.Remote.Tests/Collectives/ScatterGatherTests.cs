@@ -86,7 +86,7 @@ public sealed class ScatterGatherTests
     {
         await using TestSystem system = await TestSystem.StartAsync();
         GatherReader<string> gather = await NamedGather.CreateAsync<string>(await system.NodeAsync("gatherer"), "parts");
-        IChannelOut<Indexed<string>> worker = await NamedGather.JoinAsync<string>(await system.NodeAsync("worker"), "parts");
+        AltingChannelOut<Indexed<string>> worker = await NamedGather.JoinAsync<string>(await system.NodeAsync("worker"), "parts");
 
         using var cancel = new CancellationTokenSource();
         Task<string[]> first = gather.GatherAsync(0, 3, cancel.Token).AsTask();
@@ -107,7 +107,7 @@ public sealed class ScatterGatherTests
     {
         await using TestSystem system = await TestSystem.StartAsync();
         GatherReader<int> gather = await NamedGather.CreateAsync<int>(await system.NodeAsync("gatherer"), "twice");
-        IChannelOut<Indexed<int>> worker = await NamedGather.JoinAsync<int>(await system.NodeAsync("worker"), "twice");
+        AltingChannelOut<Indexed<int>> worker = await NamedGather.JoinAsync<int>(await system.NodeAsync("worker"), "twice");
 
         Task<int[]> gathering = gather.GatherAsync(0, 2).AsTask();
         await worker.WriteAsync(new Indexed<int>(1, 10));
@@ -121,7 +121,7 @@ public sealed class ScatterGatherTests
     private static async Task<int> WorkUntilPoisonedAsync(CspNode node, string scatter = "work", string gather = "results")
     {
         AltingChannelIn<Indexed<int>> work = await NamedScatter.JoinAsync<int>(node, scatter);
-        IChannelOut<Indexed<long>> results = await NamedGather.JoinAsync<long>(node, gather);
+        AltingChannelOut<Indexed<long>> results = await NamedGather.JoinAsync<long>(node, gather);
         int done = 0;
         try
         {

@@ -22,7 +22,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
     /// Whether <paramref name="input"/> holds nothing from an offer: a local writer's sentinel is
     /// the next value read. An offer that lost but wrote anyway would come first.
     /// </summary>
-    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, IChannelOut<int> local)
+    private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, AltingChannelOut<int> local)
     {
         Task write = local.WriteAsync(Sentinel).AsTask();
         Assert.Equal(Sentinel, await input.ReadAsync());
@@ -35,8 +35,8 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("offers");
-        IChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("offers");
-        var output = (AltingChannelOut<int>)await user.GetAny2OneOutAsync<int>("offers");
+        AltingChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("offers");
+        AltingChannelOut<int> output = await user.GetAny2OneOutAsync<int>("offers");
         var local = new One2OneChannel<int>();
         var timer = new CSTimer();
         var alt = new Alternative([output, local.Out, timer]);
@@ -75,8 +75,8 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<int> input = await home.GetAny2AnyInAsync<int>("room", new FifoBuffer<int>(2));
-        IChannelOut<int> localAtHome = await home.GetAny2AnyOutAsync<int>("room");
-        var output = (AltingChannelOut<int>)await user.GetAny2AnyOutAsync<int>("room");
+        AltingChannelOut<int> localAtHome = await home.GetAny2AnyOutAsync<int>("room");
+        AltingChannelOut<int> output = await user.GetAny2AnyOutAsync<int>("room");
         var alt = new Alternative([output, new Skip()]);
 
         // Room for two: both offers go into the buffer without a reader.
@@ -115,7 +115,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         // Two plain readers at the home, so that one is nearly always waiting for the offer.
         AltingChannelIn<int> first = await home.GetAny2AnyInAsync<int>("fair", capacity == 0 ? null : new FifoBuffer<int>(capacity));
         AltingChannelIn<int> second = await home.GetAny2AnyInAsync<int>("fair");
-        var output = (AltingChannelOut<int>)await user.GetAny2AnyOutAsync<int>("fair");
+        AltingChannelOut<int> output = await user.GetAny2AnyOutAsync<int>("fair");
         var local = new One2OneChannel<int>(new InfiniteBuffer<int>());
         var received = new System.Collections.Concurrent.ConcurrentBag<int>();
         async Task ReadAll(AltingChannelIn<int> input)
@@ -181,8 +181,8 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("stress", capacity == 0 ? null : new FifoBuffer<int>(capacity));
-        IChannelOut<int> localWriter = await home.GetAny2OneOutAsync<int>("stress");
-        var output = (AltingChannelOut<int>)await user.GetAny2OneOutAsync<int>("stress");
+        AltingChannelOut<int> localWriter = await home.GetAny2OneOutAsync<int>("stress");
+        AltingChannelOut<int> output = await user.GetAny2OneOutAsync<int>("stress");
 
         var remoteSeen = new List<int>(count);
         int localSeen = 0;
@@ -271,8 +271,8 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("cancel");
-        IChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("cancel");
-        var output = (AltingChannelOut<int>)await user.GetAny2OneOutAsync<int>("cancel");
+        AltingChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("cancel");
+        AltingChannelOut<int> output = await user.GetAny2OneOutAsync<int>("cancel");
 
         for (int i = 0; i < 20; i++)
         {
@@ -299,7 +299,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<int> input = await home.GetAny2AnyInAsync<int>("poisoned", capacity == 0 ? null : new FifoBuffer<int>(capacity));
-        var output = (AltingChannelOut<int>)await user.GetAny2AnyOutAsync<int>("poisoned");
+        AltingChannelOut<int> output = await user.GetAny2AnyOutAsync<int>("poisoned");
         if (capacity > 0)
         {
             // Fill the buffer so that the selection waits.
@@ -333,7 +333,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         CspNode user = await system.NodeAsync("user");
         ChildNode home = system.Child("read-seq", "Any2One", "lost-home");
         await home.ReadyAsync();
-        var output = (AltingChannelOut<int>)await user.GetAny2OneOutAsync<int>("lost-home");
+        AltingChannelOut<int> output = await user.GetAny2OneOutAsync<int>("lost-home");
         var timer = new CSTimer();
         var alt = new Alternative([output, timer]);
         for (int i = 0; i < 200; i++)
@@ -363,7 +363,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("lost-writer");
-        IChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("lost-writer");
+        AltingChannelOut<int> localAtHome = await home.GetAny2OneOutAsync<int>("lost-writer");
         ChildNode writer = system.Child("offer-seq", "Any2One", "lost-writer");
         await writer.ReadyAsync();
         for (int i = 0; i < 300; i++)
@@ -405,7 +405,7 @@ public sealed class RemoteOutputGuardTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         (CspNode home, CspNode user) = await NodesAsync(system);
         AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("large", capacity == 0 ? null : new FifoBuffer<byte[]>(capacity));
-        var output = (AltingChannelOut<byte[]>)await user.GetAny2OneOutAsync<byte[]>("large");
+        AltingChannelOut<byte[]> output = await user.GetAny2OneOutAsync<byte[]>("large");
         static byte[] Value(int number)
         {
             byte[] value = new byte[Size];

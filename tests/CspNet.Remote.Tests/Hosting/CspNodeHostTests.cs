@@ -28,7 +28,7 @@ public sealed class CspNodeHostTests
         CspNode readerNode = reader.Services.GetRequiredService<CspNode>();
         CspNode writerNode = await writer.Services.GetRequiredService<CspNodeHost>().GetNodeAsync();
         AltingChannelIn<int> input = await readerNode.GetOne2OneInAsync<int>("hosted-numbers");
-        IChannelOut<int> output = await writerNode.GetOne2OneOutAsync<int>("hosted-numbers");
+        AltingChannelOut<int> output = await writerNode.GetOne2OneOutAsync<int>("hosted-numbers");
         Task write = output.WriteAsync(42).AsTask();
         int value = await input.ReadAsync();
         await write;

@@ -69,7 +69,7 @@ public sealed class NodeClientTests
         long[] values = [0, 1, -1, long.MinValue, long.MaxValue, (1L << 53) + 1, -(1L << 53) - 1];
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
-        IChannelOut<long> output = await home.GetOne2AnyOutAsync<long>("to-node");
+        AltingChannelOut<long> output = await home.GetOne2AnyOutAsync<long>("to-node");
 
         await using ChildNode client = await NodeClientProgram.StartAsync(system.NameServer, "read", "to-node", values.Length.ToString(CultureInfo.InvariantCulture));
         foreach (long value in values)
@@ -120,7 +120,7 @@ public sealed class NodeClientTests
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
-        IChannelOut<string> output = await home.GetOne2AnyOutAsync<string>("poisoned-by-writer");
+        AltingChannelOut<string> output = await home.GetOne2AnyOutAsync<string>("poisoned-by-writer");
 
         await using ChildNode client = await NodeClientProgram.StartAsync(system.NameServer, "read", "poisoned-by-writer", "10");
         await output.WriteAsync("a");

@@ -25,7 +25,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("lane-values");
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("lane-values");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("lane-values");
         var random = new Random(11);
 
         foreach (int size in new[] { Threshold, 1 << 20, 10, 3 << 20, Threshold - 1 })
@@ -49,7 +49,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("lane-stream", new FifoBuffer<byte[]>(8));
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("lane-stream");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("lane-stream");
         const int Count = 40;
 
         Task writing = Task.Run(async () =>
@@ -81,7 +81,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("mixed-stream", new FifoBuffer<byte[]>(8));
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("mixed-stream");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("mixed-stream");
 
         Task writing = WriteMixedStreamAsync(output, MixedCount);
         await ReadMixedStreamAsync(input, 0, MixedCount);
@@ -97,7 +97,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("dropped-stream", new FifoBuffer<byte[]>(8));
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-stream");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-stream");
 
         // The buffer is full and credited lane values are on their way when the lane goes.
         Task writing = WriteMixedStreamAsync(output, MixedCount);
@@ -181,7 +181,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("dropped-lane");
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-lane");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("dropped-lane");
         byte[][] values = [.. Enumerable.Range(1, 6).Select(i => Enumerable.Repeat((byte)i, 200_000).ToArray())];
 
         // Writes in flight while the lane goes: the first is taken before, the others after.
@@ -214,7 +214,7 @@ public sealed class BulkLaneTests
         CspNode host = await system.NodeAsync("host", o => o.BulkLane = false);
         CspNode user = await system.NodeAsync("user", o => o.BulkLane = true);
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("no-lane");
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("no-lane");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("no-lane");
         byte[] value = new byte[1 << 20];
         new Random(5).NextBytes(value);
 

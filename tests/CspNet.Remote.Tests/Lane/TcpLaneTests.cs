@@ -29,7 +29,7 @@ public sealed class TcpLaneTests : IDisposable
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user", o => o.LaneOverUnixSocket = false);
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("tcp-values");
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tcp-values");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tcp-values");
 
         await WriteAndReadAsync(output, input);
 
@@ -44,7 +44,7 @@ public sealed class TcpLaneTests : IDisposable
         CspNode host = await system.NodeAsync("host", Sealed);
         CspNode user = await system.NodeAsync("user", o => { Sealed(o); o.LaneOverUnixSocket = false; });
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("tls-values");
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tls-values");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tls-values");
 
         await WriteAndReadAsync(output, input);
 
@@ -59,7 +59,7 @@ public sealed class TcpLaneTests : IDisposable
         CspNode host = await system.NodeAsync("host", Sealed);
         CspNode user = await system.NodeAsync("user", o => { Sealed(o); o.LaneOverUnixSocket = false; });
         AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("tcp-cut", new FifoBuffer<byte[]>(8));
-        IChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tcp-cut");
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tcp-cut");
         Assert.Equal(LaneKind.Tls, ((RemoteChannelOut<byte[]>)output).Link.LaneKind);
 
         // The buffer is full and credited values are on their way (one of them part-way) when the lane goes.
@@ -155,7 +155,7 @@ public sealed class TcpLaneTests : IDisposable
         options.TrustedCertificate = _cluster.PublicAuthority;
     }
 
-    private static async Task WriteAndReadAsync(IChannelOut<byte[]> output, AltingChannelIn<byte[]> input)
+    private static async Task WriteAndReadAsync(AltingChannelOut<byte[]> output, AltingChannelIn<byte[]> input)
     {
         var random = new Random(13);
         foreach (int size in new[] { 32 << 10, 1 << 20, 10, 3 << 20, (32 << 10) - 1, 200_000 })

@@ -27,8 +27,8 @@ public sealed class LargeValueTests
         CspNode host = await system.NodeAsync("host", o => o.ChunkSize = ChunkSize);
         CspNode user = await system.NodeAsync("user", o => o.ChunkSize = ChunkSize);
         AltingChannelIn<byte[]> hostIn = await host.GetOne2OneInAsync<byte[]>("to-host");
-        IChannelOut<byte[]> userOut = await user.GetOne2OneOutAsync<byte[]>("to-host");
-        IChannelOut<byte[]> hostOut = await host.GetOne2AnyOutAsync<byte[]>("to-user");
+        AltingChannelOut<byte[]> userOut = await user.GetOne2OneOutAsync<byte[]>("to-host");
+        AltingChannelOut<byte[]> hostOut = await host.GetOne2AnyOutAsync<byte[]>("to-user");
         AltingChannelIn<byte[]> userIn = await user.GetOne2AnyInAsync<byte[]>("to-user");
         var select = new Alternative([userIn]);
         var random = new Random(7);

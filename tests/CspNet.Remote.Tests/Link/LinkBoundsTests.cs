@@ -66,7 +66,7 @@ public sealed class LinkBoundsTests
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home", o => o.MaxOperationsPerLink = 4);
-        IChannelOut<int> output = await home.GetAny2AnyOutAsync<int>("work");
+        AltingChannelOut<int> output = await home.GetAny2AnyOutAsync<int>("work");
         await using var client = await RawClient.ConnectAsync(home);
         await client.AttachAsync(1, "work", "Any2Any", "int32", Proto.Role.Reader);
 
@@ -149,7 +149,7 @@ public sealed class LinkBoundsTests
 
         // Another program writes through the same home.
         CspNode writer = await system.NodeAsync("writer");
-        IChannelOut<byte[]> output = await writer.GetAny2OneOutAsync<byte[]>("big");
+        AltingChannelOut<byte[]> output = await writer.GetAny2OneOutAsync<byte[]>("big");
         Task written = output.WriteAsync(new byte[ValueBytes]).AsTask();
         Assert.Equal(ValueBytes, (await input.ReadAsync()).Length);
         await written;
@@ -164,7 +164,7 @@ public sealed class LinkBoundsTests
         CspNode home = await system.NodeAsync("home", LimitBytes);
         AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("big");
         CspNode writer = await system.NodeAsync("writer", o => o.BulkLane = bulkLane);
-        IChannelOut<byte[]> output = await writer.GetAny2OneOutAsync<byte[]>("big");
+        AltingChannelOut<byte[]> output = await writer.GetAny2OneOutAsync<byte[]>("big");
 
         List<Task<Exception?>> writes = [.. Enumerable.Range(1, 6).Select(i => OutcomeAsync(output.WriteAsync(Value((byte)i))))];
 

@@ -107,7 +107,7 @@ public sealed class LinkRobustnessTests(ITestOutputHelper output)
 
         // A well-behaved program in another node writes through the same home.
         CspNode writer = await system.NodeAsync("valid-writer");
-        IChannelOut<int> valid = await writer.GetAny2OneOutAsync<int>("numbers");
+        AltingChannelOut<int> valid = await writer.GetAny2OneOutAsync<int>("numbers");
         for (int i = 0; i < ValidValues; i++)
         {
             await valid.WriteAsync(i);

@@ -21,12 +21,12 @@ public sealed class BlockingInAsyncProcessTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> toUser = await home.GetOne2AnyOutAsync<int>("to-user", new FifoBuffer<int>(4));
+        AltingChannelOut<int> toUser = await home.GetOne2AnyOutAsync<int>("to-user", new FifoBuffer<int>(4));
         await home.GetOne2OneInAsync<int>("from-user", new FifoBuffer<int>(4));
         await home.GetBarrierAsync("meet", enrolled: 2);
         await home.GetBucketAsync("pail");
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("to-user");
-        IChannelOut<int> output = await user.GetOne2OneOutAsync<int>("from-user");
+        AltingChannelOut<int> output = await user.GetOne2OneOutAsync<int>("from-user");
         NamedBarrier barrier = await user.GetBarrierAsync("meet");
         NamedBucket bucket = await user.GetBucketAsync("pail");
         await toUser.WriteAsync(7);

@@ -34,7 +34,7 @@ public sealed class ClusterKeyTests
         await using CspNode host = await CspNode.StartAsync(Keyed("s3cret"));
         await using CspNode user = await CspNode.StartAsync(Keyed("s3cret"));
         AltingChannelIn<int> input = await host.GetOne2OneInAsync<int>("guarded");
-        IChannelOut<int> output = await user.GetOne2OneOutAsync<int>("guarded");
+        AltingChannelOut<int> output = await user.GetOne2OneOutAsync<int>("guarded");
         Task write = output.WriteAsync(9).AsTask();
         Assert.Equal(9, await input.ReadAsync());
         await write;
@@ -115,7 +115,7 @@ public sealed class ClusterKeyTests
         await using CspNode host = await CspNode.StartAsync(Tls(first));
         await using CspNode user = await CspNode.StartAsync(Tls(second));
         AltingChannelIn<int> input = await host.GetOne2OneInAsync<int>("over-tls");
-        IChannelOut<int> output = await user.GetOne2OneOutAsync<int>("over-tls");
+        AltingChannelOut<int> output = await user.GetOne2OneOutAsync<int>("over-tls");
         Task write = output.WriteAsync(7).AsTask();
 
         Assert.Equal(7, await input.ReadAsync());

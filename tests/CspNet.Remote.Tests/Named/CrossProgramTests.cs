@@ -57,7 +57,7 @@ public sealed class CrossProgramTests
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode node = await system.NodeAsync("writer");
-        IChannelOut<int> output = kind == "One2Any" ? await node.GetOne2AnyOutAsync<int>("work") : await node.GetAny2AnyOutAsync<int>("work");
+        AltingChannelOut<int> output = kind == "One2Any" ? await node.GetOne2AnyOutAsync<int>("work") : await node.GetAny2AnyOutAsync<int>("work");
         ChildNode first = system.Child(scenario, kind, "work", "200");
         ChildNode second = system.Child("read", kind, "work", "200");
         for (int i = 0; i < 400; i++)
@@ -151,7 +151,7 @@ public sealed class CrossProgramTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode node = await system.NodeAsync("writer");
         ChildNode reader = system.Child("read-until-poison", "One2One", "doomed");
-        IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("doomed");
+        AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("doomed");
         for (int i = 0; i < 10; i++)
         {
             await output.WriteAsync(i);
@@ -252,7 +252,7 @@ public sealed class CrossProgramTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<int> input = await host.GetAny2OneInAsync<int>("survivor");
-        IChannelOut<int> output = await user.GetAny2OneOutAsync<int>("survivor");
+        AltingChannelOut<int> output = await user.GetAny2OneOutAsync<int>("survivor");
         Task write = output.WriteAsync(1).AsTask();
         Assert.Equal(1, await input.ReadAsync());
         await write;

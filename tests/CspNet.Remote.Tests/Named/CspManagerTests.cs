@@ -28,7 +28,7 @@ public sealed class CspManagerTests : IAsyncLifetime
     {
         CspManager.InitStandAlone();
         AltingChannelIn<int> input = Factory.GetOne2OneIn<int>("local");
-        IChannelOut<int> output = Factory.GetOne2OneOut<int>("local");
+        AltingChannelOut<int> output = Factory.GetOne2OneOut<int>("local");
         Task write = output.WriteAsync(3).AsTask();
         Assert.Equal(3, await input.ReadAsync());
         await write;
@@ -63,7 +63,7 @@ public sealed class CspManagerTests : IAsyncLifetime
         // Another program (a second node in this process) writes to the channel this one hosts.
         await using CspNode other = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri });
         AltingChannelIn<long> input = await Factory.GetAny2OneInAsync<long>("totals");
-        IChannelOut<long> output = await other.GetAny2OneOutAsync<long>("totals");
+        AltingChannelOut<long> output = await other.GetAny2OneOutAsync<long>("totals");
         Task write = output.WriteAsync(1L << 40).AsTask();
         Assert.Equal(1L << 40, await input.ReadAsync());
         await write;
@@ -82,7 +82,7 @@ public sealed class CspManagerTests : IAsyncLifetime
         await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri });
 
         AltingChannelIn<int> input = await Factory.GetOne2OneInAsync<int>("ambient-numbers");
-        IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("ambient-numbers");
+        AltingChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("ambient-numbers");
         Task write = output.WriteAsync(7).AsTask();
         int value = await input.ReadAsync();
         await write;

@@ -108,7 +108,7 @@ public sealed class FrozenProgramTests
         CspNode node = await system.NodeAsync("writer");
         ChildNode reader = system.Child("read-seq", "One2One", "frozen");
         await reader.ReadyAsync();
-        IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("frozen");
+        AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("frozen");
         int written = 0;
         while (written < 200)
         {

@@ -57,9 +57,9 @@ public sealed class NamedGetterTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        ValueTask<IChannelOut<string>> pending = user.GetOne2OneOutAsync<string>("later");
+        ValueTask<AltingChannelOut<string>> pending = user.GetOne2OneOutAsync<string>("later");
         AltingChannelIn<string> input = await host.GetOne2OneInAsync<string>("later");
-        IChannelOut<string> output = await pending;
+        AltingChannelOut<string> output = await pending;
         Task write = output.WriteAsync("hello").AsTask();
         Assert.Equal("hello", await input.ReadAsync());
         await write;
@@ -71,7 +71,7 @@ public sealed class NamedGetterTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode user = await system.NodeAsync("user");
         using var cts = new CancellationTokenSource();
-        ValueTask<IChannelOut<int>> pending = user.GetOne2OneOutAsync<int>("never", cancellationToken: cts.Token);
+        ValueTask<AltingChannelOut<int>> pending = user.GetOne2OneOutAsync<int>("never", cancellationToken: cts.Token);
         cts.Cancel();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await pending);
     }
@@ -82,9 +82,9 @@ public sealed class NamedGetterTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode a = await system.NodeAsync("a");
         CspNode b = await system.NodeAsync("b");
-        IChannelOut<int> outA = await a.GetAny2AnyOutAsync<int>("pool");
+        AltingChannelOut<int> outA = await a.GetAny2AnyOutAsync<int>("pool");
         AltingChannelIn<int> inB = await b.GetAny2AnyInAsync<int>("pool");
-        IChannelOut<int> outB = await b.GetAny2AnyOutAsync<int>("pool");
+        AltingChannelOut<int> outB = await b.GetAny2AnyOutAsync<int>("pool");
         AltingChannelIn<int> inA = await a.GetAny2AnyInAsync<int>("pool");
         Task w1 = outA.WriteAsync(1).AsTask();
         Assert.Equal(1, await inB.ReadAsync());
@@ -101,7 +101,7 @@ public sealed class NamedGetterTests
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
         AltingChannelIn<int> input = await host.GetOne2OneInAsync<int>("exact");
-        IChannelOut<int> output = await user.GetOne2OneOutAsync<int>("exact");
+        AltingChannelOut<int> output = await user.GetOne2OneOutAsync<int>("exact");
         var delivered = new List<int>();
         for (int i = 0; i < 2_000; i++)
         {
@@ -151,7 +151,7 @@ public sealed class NamedGetterTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fanout");
+        AltingChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fanout");
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("fanout");
 
         Task write = output.WriteAsync(42).AsTask();

@@ -19,7 +19,7 @@ public sealed class RemoteSelectTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fanout");
+        AltingChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fanout");
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("fanout");
         var local = new One2OneChannel<int>();
         var timer = new CSTimer();
@@ -56,7 +56,7 @@ public sealed class RemoteSelectTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fair", new FifoBuffer<int>(Each + 1));
+        AltingChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("fair", new FifoBuffer<int>(Each + 1));
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("fair");
         var local = new One2OneChannel<int>(new FifoBuffer<int>(Each));
         for (int i = 0; i <= Each; i++)
@@ -101,7 +101,7 @@ public sealed class RemoteSelectTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("stress", capacity == 0 ? null : new FifoBuffer<int>(capacity));
+        AltingChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("stress", capacity == 0 ? null : new FifoBuffer<int>(capacity));
         AltingChannelIn<int> homeReader = await host.GetOne2AnyInAsync<int>("stress");
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("stress");
         var seen = new int[count];
@@ -222,7 +222,7 @@ public sealed class RemoteSelectTests(ITestOutputHelper log)
         CspNode home = await system.NodeAsync("home");
         CspNode first = await system.NodeAsync("first");
         CspNode second = await system.NodeAsync("second");
-        IChannelOut<int> output = await home.GetAny2AnyOutAsync<int>("shared");
+        AltingChannelOut<int> output = await home.GetAny2AnyOutAsync<int>("shared");
         AltingChannelIn<int>[] inputs = [await first.GetAny2AnyInAsync<int>("shared"), await second.GetAny2AnyInAsync<int>("shared")];
         var seen = new int[Count];
         int total = 0;
@@ -282,7 +282,7 @@ public sealed class RemoteSelectTests(ITestOutputHelper log)
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host");
         CspNode user = await system.NodeAsync("user");
-        IChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("doomed");
+        AltingChannelOut<int> output = await host.GetOne2AnyOutAsync<int>("doomed");
         AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("doomed");
         var alt = new Alternative([input, new One2OneChannel<int>().In]);
         Task<int> select = alt.PriSelectAsync().AsTask();

@@ -10,7 +10,7 @@ public sealed class StandAloneTests
     {
         await using CspNode node = CspNode.CreateStandAlone();
         AltingChannelIn<int> input = node.GetOne2OneIn<int>("c");
-        IChannelOut<int> output = node.GetOne2OneOut<int>("c");
+        AltingChannelOut<int> output = node.GetOne2OneOut<int>("c");
         ValueTask write = output.WriteAsync(42);
         Assert.Equal(42, await input.ReadAsync());
         await write;
@@ -22,10 +22,10 @@ public sealed class StandAloneTests
     public async Task GetOne2OneOutAsync_BeforeTheReaderCreatesIt_WaitsForTheChannel()
     {
         await using CspNode node = CspNode.CreateStandAlone();
-        ValueTask<IChannelOut<int>> pending = node.GetOne2OneOutAsync<int>("later");
+        ValueTask<AltingChannelOut<int>> pending = node.GetOne2OneOutAsync<int>("later");
         Assert.False(pending.IsCompleted);
         AltingChannelIn<int> input = node.GetOne2OneIn<int>("later");
-        IChannelOut<int> output = await pending;
+        AltingChannelOut<int> output = await pending;
         ValueTask write = output.WriteAsync(7);
         Assert.Equal(7, await input.ReadAsync());
         await write;
@@ -37,7 +37,7 @@ public sealed class StandAloneTests
         // A delegate can never cross between programs; stand-alone channels never serialize.
         await using CspNode node = CspNode.CreateStandAlone();
         AltingChannelIn<Func<int>> input = node.GetAny2OneIn<Func<int>>("code");
-        IChannelOut<Func<int>> output = node.GetAny2OneOut<Func<int>>("code");
+        AltingChannelOut<Func<int>> output = node.GetAny2OneOut<Func<int>>("code");
         ValueTask write = output.WriteAsync(() => 5);
         Assert.Equal(5, (await input.ReadAsync())());
         await write;

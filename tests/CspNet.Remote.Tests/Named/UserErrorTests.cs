@@ -62,7 +62,7 @@ public sealed class UserErrorTests
                 {
                     CspNode node = await system.NodeAsync("writer");
                     ChildNode reader = system.Child("read-until-poison", "One2One", "lost-write");
-                    IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("lost-write");
+                    AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("lost-write");
                     await output.WriteAsync(1);
                     await reader.KillAsync();
                     error = await Record.ExceptionAsync(async () => await output.WriteAsync(2));
@@ -135,7 +135,7 @@ public sealed class UserErrorTests
                     CspNode node = await system.NodeAsync("streamer");
                     ChildNode home = system.Child("credit-home", "credited");
                     await home.ReadyAsync();
-                    IChannelOut<int> output = await node.GetOne2OneOutAsync<int>("credited");
+                    AltingChannelOut<int> output = await node.GetOne2OneOutAsync<int>("credited");
                     AltingChannelIn<int> watch = await node.GetOne2AnyInAsync<int>("credited/watch");
                     await output.WriteAsync(1); // a plain write: the home grants credits before it answers
                     Task<int> watching = watch.ReadAsync().AsTask();
@@ -162,7 +162,7 @@ public sealed class UserErrorTests
                     CspNode home = await system.NodeAsync("big-home");
                     CspNode node = await system.NodeAsync("small-writer", o => o.MaxValueSize = 1024);
                     await home.GetOne2OneInAsync<byte[]>("big");
-                    IChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>("big");
+                    AltingChannelOut<byte[]> output = await node.GetOne2OneOutAsync<byte[]>("big");
                     error = await Record.ExceptionAsync(async () => await output.WriteAsync(new byte[4096]));
                     expected = (typeof(InvalidOperationException), ["Writing to 'big' failed", "'small-writer'", "CspNodeOptions.MaxValueSize", "Raise the limit in every program"]);
                     break;

@@ -225,7 +225,7 @@ public sealed class WriteCreditTests
         CspNode home = await system.NodeAsync("home", options => options.MaxValueSize = 1024);
         CspNode writer = await system.NodeAsync("writer");
         AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync("limited", new FifoBuffer<byte[]>(4));
-        IChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("limited");
+        AltingChannelOut<byte[]> output = await writer.GetOne2OneOutAsync<byte[]>("limited");
         await output.WriteAsync([1]);
 
         // Spends a credit, so it completes here; the home, which accepts at most 1 KiB, cannot place it.
@@ -250,7 +250,7 @@ public sealed class WriteCreditTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("reserved", new FifoBuffer<int>(4));
-        IChannelOut<int> local = await home.GetAny2OneOutAsync<int>("reserved");
+        AltingChannelOut<int> local = await home.GetAny2OneOutAsync<int>("reserved");
 
         // The child's first write fills one slot; the home then reserves the other three for it
         // before it answers, so they are reserved once the child says it wrote.
@@ -279,7 +279,7 @@ public sealed class WriteCreditTests
         bool one2One = kind == "One2One";
         AltingChannelIn<int> input = one2One ? await home.GetOne2OneInAsync(name, buffer) : await home.GetAny2OneInAsync(name, buffer);
         AltingChannelIn<int> probeIn = await home.GetAny2OneInAsync<int>(name + "-probe");
-        IChannelOut<int> output = one2One ? await writer.GetOne2OneOutAsync<int>(name) : await writer.GetAny2OneOutAsync<int>(name);
+        AltingChannelOut<int> output = one2One ? await writer.GetOne2OneOutAsync<int>(name) : await writer.GetAny2OneOutAsync<int>(name);
         return (input, output, probeIn, await writer.GetAny2OneOutAsync<int>(name + "-probe"));
     }
 

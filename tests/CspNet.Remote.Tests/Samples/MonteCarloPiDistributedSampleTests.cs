@@ -25,6 +25,21 @@ public class MonteCarloPiDistributedSampleTests(ITestOutputHelper output)
         Assert.InRange(distributed, 3.1, 3.2);
     }
 
+    [Fact(Timeout = 120_000)]
+    public async Task MonteCarloPi_Paper001Mode_BothFarmsCountEveryPacketOnceAndAgree()
+    {
+        SampleRunner.Result run = await SampleRunner.RunAsync("MonteCarloPi", SampleRunner.RepoRoot, TimeSpan.FromSeconds(90),
+            "--mode", "paper001", "--iterations", "2M", "--processes", "3", "--packets", "40", "--repeat", "2", "--warm-up", "0");
+        output.WriteLine(run.ToString());
+
+        Assert.True(run.ExitCode == 0, run.ToString());
+
+        // The same 40 packets in both farms, whoever computed each: the same count, so the same estimate.
+        double requestRespond = Estimate(run.Lines, "request-respond");
+        Assert.Equal(requestRespond, Estimate(run.Lines, "scatter-gather"));
+        Assert.InRange(requestRespond, 3.1, 3.2);
+    }
+
     // The estimate column of the result table's row for a mode: "name  processes  estimate ...".
     private static double Estimate(string[] lines, string mode)
     {

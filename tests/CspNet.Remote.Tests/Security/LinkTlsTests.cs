@@ -23,7 +23,7 @@ public sealed class LinkTlsTests : IDisposable
         await using CspNode user = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"])));
 
         AltingChannelIn<int> input = await home.GetOne2OneInAsync<int>("sealed");
-        IChannelOut<int> output = await user.GetOne2OneOutAsync<int>("sealed");
+        AltingChannelOut<int> output = await user.GetOne2OneOutAsync<int>("sealed");
         Task write = output.WriteAsync(42).AsTask();
         Assert.Equal(42, await input.ReadAsync());
         await write;
@@ -105,7 +105,7 @@ public sealed class LinkTlsTests : IDisposable
         AltingChannelIn<int> input = await home.GetOne2OneInAsync<int>("sealed");
         await Assert.ThrowsAnyAsync<Exception>(async () =>
         {
-            IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("sealed");
+            AltingChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("sealed");
             await output.WriteAsync(13);
         });
 

@@ -62,7 +62,7 @@ public sealed class ToolInstallTests(InstalledTools tools) : IClassFixture<Insta
         await using CspNode reader = await CspNode.StartAsync(new CspNodeOptions { NameServer = names, ClusterKey = "tool-test-key", ProgramLabel = "reader" });
         await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = names, ClusterKey = "tool-test-key", ProgramLabel = "writer" });
         AltingChannelIn<int> input = await reader.GetOne2OneInAsync<int>("through-the-tool");
-        IChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("through-the-tool");
+        AltingChannelOut<int> output = await writer.GetOne2OneOutAsync<int>("through-the-tool");
         Task written = output.WriteAsync(42).AsTask();
 
         Assert.Equal(42, await input.ReadAsync());

@@ -223,7 +223,7 @@ public sealed class DistParallelCancellationTests
 
         public void Run()
         {
-            IChannelOut<int> output = CspManager.Node.GetAny2OneOut<int>(name);
+            AltingChannelOut<int> output = CspManager.Node.GetAny2OneOut<int>(name);
             try
             {
                 for (int i = 0; ; i++)
@@ -300,7 +300,7 @@ public sealed class DistParallelCancellationTests
 
         public async Task RunAsync(CancellationToken cancellationToken)
         {
-            IChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
+            AltingChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
             try
             {
                 for (int i = 0; ; i++)

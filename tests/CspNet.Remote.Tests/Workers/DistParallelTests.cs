@@ -244,7 +244,7 @@ public sealed class DistParallelTests
     {
         public async Task RunAsync(CancellationToken cancellationToken)
         {
-            IChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
+            AltingChannelOut<int> output = await CspManager.Node.GetAny2OneOutAsync<int>(name, cancellationToken: cancellationToken);
             for (int i = 0; i < count; i++)
             {
                 await output.WriteAsync(i, cancellationToken);

@@ -41,7 +41,7 @@ public sealed class WorkerPoolProgramTests
         await using ChildNode second = await StartPoolAsync(system, "second", workers: 2);
         CspNode client = await system.NodeAsync("client");
         AltingChannelIn<int> ids = await client.GetAny2OneInAsync<int>("pids");
-        IChannelOut<bool> release = await client.GetOne2AnyOutAsync<bool>("release");
+        AltingChannelOut<bool> release = await client.GetOne2AnyOutAsync<bool>("release");
         var run = new DistParallel(
             [new ReportProcessIdThenWait("pids", "release"), new ReportProcessIdThenWait("pids", "release"), new ReportProcessIdThenWait("pids", "release")],
             client);

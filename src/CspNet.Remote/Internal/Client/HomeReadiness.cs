@@ -24,6 +24,7 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
     private GuardSite? _site;      // the enabled selection's site, under _lock
     private PendingOp? _watch;     // the watch at the home, while nothing is known there; under _lock
     private bool _knownReady;      // the newest word from the home: it was ready
+    private Exception? _detached;  // the end was detached: every selection on it fails with this
 
     /// <summary>
     /// The scan (<paramref name="enabling"/> false) or Enable: signals if the home is known ready,
@@ -39,7 +40,11 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
                 _site = site;
             }
 
-            if (_knownReady || readyHere || link.IsFailed)
+            if (_detached is { } detached)
+            {
+                site.Fail(detached);
+            }
+            else if (_knownReady || readyHere || link.IsFailed)
             {
                 site.Signal();
             }
@@ -67,6 +72,16 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
         lock (_lock)
         {
             _site = null;
+        }
+    }
+
+    /// <summary>The end was detached: a selection waiting on it fails with <paramref name="failure"/> (its watch at the home was cancelled there).</summary>
+    internal void Detached(Exception failure)
+    {
+        lock (_lock)
+        {
+            _detached = failure;
+            _site?.Fail(failure);
         }
     }
 

@@ -139,7 +139,18 @@ internal sealed partial class PeerLink : IAsyncDisposable
         return handle;
     }
 
-    internal void Detach(uint handle) => Send(new ClientFrame { Detach = new Detach { Handle = handle } });
+    /// <summary>
+    /// Closes the end <paramref name="handle"/> at the home and waits until its place there is free
+    /// (link.proto, Detach). Credits granted to it afterwards are ignored. A lost link frees the
+    /// place too (the home releases the ends of a lost program), so it ends the wait quietly.
+    /// </summary>
+    internal async Task DetachAsync(uint handle, CancellationToken cancellationToken)
+    {
+        _credits.TryRemove(handle, out _);
+        PendingOp op = Begin();
+        Send(new ClientFrame { Detach = new Detach { Handle = handle, OpId = op.Id } });
+        await op.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+    }
 
     /// <summary>The credits the home will grant the writing end <paramref name="handle"/>; null if this program asks for none.</summary>
     internal WriteCredits? OpenCredits(uint handle) =>

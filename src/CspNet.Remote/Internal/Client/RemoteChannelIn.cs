@@ -41,9 +41,10 @@ namespace CspNet.Remote.Internal.Client;
 /// </list>
 /// <para>Like every end, it belongs to one process: the reservation and the held value are the owner's.</para>
 /// </remarks>
-internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>
+internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>, IDetachableEnd
 {
     private readonly HomeReadiness _readiness = new(link, handle, $"Selecting over '{name}'");
+    private readonly EndDetachment _detachment = new(link, handle, $"reading end of '{name}'");
 
     // Owner only: the outstanding reservation, and the value chosen for the next read.
     private PendingOp? _reservation;
@@ -55,6 +56,23 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     private PendingOp? _commit;    // the accepted reservation, until the home confirms the take
 
     protected internal override GuardCapabilities Capabilities => GuardCapabilities.CommitsAsynchronously;
+
+    /// <summary>
+    /// Detaches the end: a value held at the home for a selection goes back to the channel. A value
+    /// a selection already chose is this end's: it must be read first, or it would be lost.
+    /// </summary>
+    public Task DetachAsync(CancellationToken cancellationToken)
+    {
+        if (_holding)
+        {
+            throw new InvalidOperationException(
+                $"A selection chose the {this}, and its value is not read yet: read it (Read or ReadAsync) before detaching the end, or it would be lost.");
+        }
+
+        Task detaching = _detachment.DetachAsync(cancellationToken);
+        _readiness.Detached(_detachment.Disposed(" while a selection waited on it: nothing was taken"));
+        return detaching;
+    }
 
     public override T Read()
     {
@@ -71,6 +89,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             return TakeHeld();
         }
 
+        _detachment.ThrowIfDetached();
         ProcessContext.ThrowIfBlockingInAsyncProcess("Read()", "ReadAsync()");
 #pragma warning disable RS0030 // The synchronous Read() over ReadAsync() (refused inside async processes above).
         return ReadAsync().AsTask().GetAwaiter().GetResult();
@@ -102,11 +121,17 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     private async ValueTask<T> ReadRemoteAsync(CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
+        _detachment.ThrowIfDetached();
         PendingOp op = link.Begin(reads: true);
         link.Send(new ClientFrame { Read = new Read { Handle = handle, OpId = op.Id } });
         Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         try
         {
+            if (_detachment.CancelledByDetach(completion, cancellationToken))
+            {
+                throw _detachment.Disposed(" while this read waited: nothing was taken");
+            }
+
             completion.ThrowIfFailed($"Reading from '{name}'", cancellationToken);
             return codec.Read(completion.Value);
         }
@@ -117,7 +142,21 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         }
     }
 
-    public override void Poison() => link.Poison(handle);
+    public override void Poison()
+    {
+        _detachment.ThrowIfDetached();
+        link.Poison(handle);
+    }
+
+    protected internal override bool Prepare(GuardSite site)
+    {
+        if (!_holding)
+        {
+            _detachment.ThrowIfDetached();
+        }
+
+        return true;
+    }
 
     protected internal override bool TryCommit(GuardSite site)
     {
@@ -183,6 +222,11 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         }
 
         Completion completion = await op.Task.ConfigureAwait(false);
+        if (_detachment.CancelledByDetach(completion, cancellationToken))
+        {
+            throw _detachment.Disposed(" while its selection waited: nothing was taken");
+        }
+
         if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
         {
             _reservedPoison = poison;
@@ -197,6 +241,13 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         if (_reservation is { } op)
         {
             _reservation = null;
+            if (_detachment.IsDetached)
+            {
+                // The home gave the value back when the end detached: taking it here would deliver it twice.
+                _reservedValue = default;
+                throw _detachment.Disposed(" while its selection held a value at the home: the value went back to the channel");
+            }
+
             if (link.IsFailed)
             {
                 // The home gives a reservation back when its stream ends, and Settle can no longer
@@ -229,7 +280,10 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         {
             _reservation = null;
             _reservedValue = default;
-            link.Settle(op.Id, accept: false);
+            if (!_detachment.IsDetached)
+            {
+                link.Settle(op.Id, accept: false);
+            }
         }
 
         _reservedPoison = null;

@@ -38,7 +38,7 @@ namespace CspNet.Remote.Internal.Client;
 /// </para>
 /// <para>Like a local end, it belongs to one process; a shared (Any) end may be used by several.</para>
 /// </remarks>
-internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
+internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 {
     private readonly PeerLink _link;
     private readonly uint _handle;
@@ -47,6 +47,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
     private readonly long _maxValueSize;
     private readonly WriteCredits? _credits;
     private readonly HomeReadiness _readiness;
+    private readonly EndDetachment _detachment;
 
     // Owner only: the offer, and what the current selection reserved for it.
     private T? _value;
@@ -64,6 +65,19 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
         _maxValueSize = maxValueSize;
         _credits = link.OpenCredits(handle);
         _readiness = new HomeReadiness(link, handle, $"Offering to '{name}'");
+        _detachment = new EndDetachment(link, handle, $"writing end of '{name}'");
+    }
+
+    /// <summary>
+    /// Detaches the end: its unused credits go back to the home's buffer, and a single writing
+    /// end's place is free for another program. Values whose writes completed are placed first
+    /// (they precede the Detach on the link).
+    /// </summary>
+    public Task DetachAsync(CancellationToken cancellationToken)
+    {
+        Task detaching = _detachment.DetachAsync(cancellationToken);
+        _readiness.Detached(_detachment.Disposed(" while a selection offered to it: nothing was written"));
+        return detaching;
     }
 
     /// <summary>The link this end writes on.</summary>
@@ -75,6 +89,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
     public override AltingChannelOut<T> Offer(T value)
     {
+        _detachment.ThrowIfDetached();
         _value = value;
         _hasOffer = true;
         return this;
@@ -105,6 +120,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
         long started = RemoteMetrics.StartWrite();
         try
         {
+            _detachment.ThrowIfDetached();
             if (_credits?.Poisoned is { } poisoned)
             {
                 // The home said the channel is poisoned: fail as its answer to a plain write would.
@@ -199,6 +215,11 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
         try
         {
+            if (_detachment.CancelledByDetach(completion, cancellationToken))
+            {
+                throw _detachment.Disposed(" while this write waited: nothing was written");
+            }
+
             completion.ThrowIfFailed($"Writing to '{_name}'", cancellationToken);
         }
         catch (Exception e)
@@ -212,6 +233,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
     public override void Poison()
     {
+        _detachment.ThrowIfDetached();
         _link.Poison(_handle);
 
         // Credited writes would not hear of it from the home in time: fail them here, as the
@@ -225,6 +247,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
     protected internal override bool Prepare(GuardSite site)
     {
+        _detachment.ThrowIfDetached();
         if (!_hasOffer)
         {
             throw new InvalidOperationException(
@@ -310,6 +333,11 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
         }
 
         Completion completion = await op.Task.ConfigureAwait(false);
+        if (_detachment.CancelledByDetach(completion, cancellationToken))
+        {
+            throw _detachment.Disposed(" while its selection waited: nothing was written");
+        }
+
         if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
         {
             _reservedPoison = poison;
@@ -328,6 +356,14 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
     protected internal override void Confirm(GuardSite site)
     {
+        if (_detachment.IsDetached && (_reservedCredit || _reservation is not null))
+        {
+            // The home gave the credit or what it set aside back when the end detached: nothing is written.
+            _reservedCredit = false;
+            _reservation = null;
+            throw _detachment.Disposed(" while its selection held a place at the home: nothing was written");
+        }
+
         if (_reservedPoison is { } poison)
         {
             // Not written: the offer stays, as for a guard that was not chosen.
@@ -396,6 +432,13 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>
 
     protected internal override void Release(GuardSite site)
     {
+        if (_detachment.IsDetached)
+        {
+            // The home gave everything back when the end detached.
+            _reservedCredit = false;
+            _reservation = null;
+        }
+
         if (_reservedCredit)
         {
             _reservedCredit = false;

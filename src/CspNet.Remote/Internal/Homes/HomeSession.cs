@@ -175,17 +175,7 @@ internal sealed partial class HomeSession
                 Attach(frame.Attach);
                 break;
             case ClientFrame.BodyOneofCase.Detach:
-                if (_ends.Remove(frame.Detach.Handle, out HomeEnd? detached))
-                {
-                    // After the credited values sent before it: their slots are the end's until placed.
-                    InOrder(frame.Detach.Handle, detached, static end =>
-                    {
-                        end.Detach();
-                        end.Release();
-                    });
-                    CancelOperationsOn(frame.Detach.Handle);
-                }
-
+                Detach(frame.Detach);
                 break;
             case ClientFrame.BodyOneofCase.Chunk:
                 AddChunk(frame);
@@ -853,6 +843,37 @@ internal sealed partial class HomeSession
     private ulong RequireNew(ulong opId) => _running.ContainsKey(opId)
         ? throw new RpcException(new Status(StatusCode.InvalidArgument, $"Operation {opId} is already running: op_id must be unique on a stream."))
         : opId;
+
+    /// <summary>
+    /// Closes an end (link.proto, Detach): after the credited values sent before it (their slots
+    /// are the end's until placed) its unused credits go back and its place is free; its pending
+    /// operations are cancelled, giving back what they set aside. An op_id is answered once the
+    /// place is free, also for a handle already gone, so that the client never waits in vain.
+    /// </summary>
+    private void Detach(Detach detach)
+    {
+        ulong opId = detach.OpId;
+        if (!_ends.Remove(detach.Handle, out HomeEnd? detached))
+        {
+            if (opId != 0)
+            {
+                Complete(RequireNew(opId), OpResult.Ok);
+            }
+
+            return;
+        }
+
+        InOrder(detach.Handle, detached, end =>
+        {
+            end.Detach();
+            end.Release();
+            if (opId != 0)
+            {
+                Complete(opId, OpResult.Ok);
+            }
+        });
+        CancelOperationsOn(detach.Handle);
+    }
 
     /// <summary>A detached end's pending operations complete as CANCELLED (link.proto, Detach).</summary>
     private void CancelOperationsOn(uint handle)
