@@ -337,7 +337,7 @@ try
 
         case "dist-parallel":
             {
-                // dist-parallel <processes> <count> <pause-at>: a DistParallel of CountingWriters to
+                // dist-parallel <processes> <count> <pause-at> [free-workers]: a DistParallel of CountingWriters to
                 // the pools, each writing 0..count-1 to a channel of its own that this program reads,
                 // checking every value is the next. With pause-at > 0 it stops reading once every
                 // channel has given pause-at values (the writers are then mid-process), says
@@ -345,7 +345,8 @@ try
                 int processes = int.Parse(a[0], System.Globalization.CultureInfo.InvariantCulture);
                 int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
                 int pauseAt = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
-                return await DistParallelScenario.RunAsync(node, processes, count, pauseAt);
+                int freeWorkers = a.Length > 3 ? int.Parse(a[3], System.Globalization.CultureInfo.InvariantCulture) : 0;
+                return await DistParallelScenario.RunAsync(node, processes, count, pauseAt, freeWorkers);
             }
 
         case "poison-out":
@@ -515,8 +516,25 @@ internal static class Scenarios
 
 internal static class DistParallelScenario
 {
-    internal static async Task<int> RunAsync(CspNode node, int processes, int count, int pauseAt)
+    internal static async Task<int> RunAsync(CspNode node, int processes, int count, int pauseAt, int freeWorkers)
     {
+        // With freeWorkers > 0, the run starts once the NameServer lists that many free workers: a
+        // pool reports its workers free again a moment after it noticed its processes were lost.
+        if (freeWorkers > 0)
+        {
+            long since = System.Diagnostics.Stopwatch.GetTimestamp();
+            while ((await node.Names!.ListPoolsAsync(1, CancellationToken.None)).Sum(p => p.FreeWorkers) < freeWorkers)
+            {
+                if (System.Diagnostics.Stopwatch.GetElapsedTime(since) > TimeSpan.FromSeconds(30))
+                {
+                    Console.WriteLine($"failed fewer than {freeWorkers} free workers listed after 30 s");
+                    return 1;
+                }
+
+                await Task.Delay(100);
+            }
+        }
+
         string run = Guid.NewGuid().ToString("N")[..8];
         var inputs = new AltingChannelIn<int>[processes];
         var writers = new ICSPProcess[processes];

@@ -148,7 +148,9 @@ public sealed class CrossHostTests(ITestOutputHelper output) : IDisposable
         // With the cable back, the cut pool's workers are free again (its processes' writes failed
         // when it lost the client) and a new run uses both pools.
         await rig.RestoreAsync(1);
-        await using ChildNode again = StartNode(rig, 3, ns, [], "dist-parallel", "4", "200", "0");
+        // The run starts once the NameServer lists all four workers free (the cut pool reports its
+        // own a moment after it noticed its processes were lost), so both pools take two each.
+        await using ChildNode again = StartNode(rig, 3, ns, [], "dist-parallel", "4", "200", "0", "4");
         Assert.Equal("done 200,200,200,200 4 0 ok", await again.WaitForAsync("done"));
     }
 
