@@ -130,22 +130,30 @@ internal static class NamedCharts
         sizes.UnionWith(jcsp.Points.Select(p => p.Size));
         values.AddRange(jcsp.Points.Select(p => p.Value));
 
+        string caption = reports.Describe(type) + "; medians" + (string.IsNullOrWhiteSpace(note) ? "" : "\n" + note);
+        Finish(plot, sizes, values, legendRoom: 0.6, caption);
+        return new Chart(ChartKit.Save(plot, directory, fileName), legends);
+    }
+
+    /// <summary>
+    /// Size ticks, log value ticks, and room above the data for the legend (top left,
+    /// <paramref name="legendRoom"/> of the data's decades) and below it for the caption (bottom right):
+    /// the charts rise from lower left to upper right.
+    /// </summary>
+    internal static void Finish(Plot plot, IEnumerable<double> sizes, IReadOnlyCollection<double> values, double legendRoom, string caption)
+    {
         plot.Axes.Bottom.SetTicks([.. sizes.Select(Math.Log10)], [.. sizes.Select(s => SizeLabel((long)s))]);
         ChartKit.LogTicks(null, plot.Axes.Left);
-        // Both charts rise from lower left to upper right: the legend goes top left, the caption
-        // bottom right, each in room added above and below the data.
         double low = Math.Log10(values.Where(v => v > 0).Min());
         double high = Math.Log10(values.Max());
         double range = Math.Max(high - low, 1);
-        plot.Axes.SetLimitsY(low - (0.4 * range), high + (0.6 * range));
+        plot.Axes.SetLimitsY(low - (0.4 * range), high + (legendRoom * range));
         plot.ShowLegend(Alignment.UpperLeft);
-        string caption = reports.Describe(type) + "; medians" + (string.IsNullOrWhiteSpace(note) ? "" : "\n" + note);
         var annotation = plot.Add.Annotation(caption, Alignment.LowerRight);
         annotation.LabelFontSize = 10;
         annotation.LabelBackgroundColor = Colors.White;
         annotation.LabelBorderColor = Colors.Gray;
         annotation.LabelShadowColor = Colors.Transparent;
-        return new Chart(ChartKit.Save(plot, directory, fileName), legends);
     }
 
     /// <summary>1 B, 1 KB, 64 KB, 1 MB, 4 MB: the sizes as the benchmark documentation writes them (KB = 1,024 bytes).</summary>

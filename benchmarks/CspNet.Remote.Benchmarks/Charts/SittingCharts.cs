@@ -162,19 +162,8 @@ internal static partial class SittingCharts
             values.AddRange(points.Select(p => p.Value));
         }
 
-        plot.Axes.Bottom.SetTicks([.. sizes.Select(Math.Log10)], [.. sizes.Select(s => NamedCharts.SizeLabel((long)s))]);
-        ChartKit.LogTicks(null, plot.Axes.Left);
-        double low = Math.Log10(values.Where(v => v > 0).Min());
-        double high = Math.Log10(values.Max());
-        double range = Math.Max(high - low, 1);
-        // Room above the data for the five-line legend, below it for the caption.
-        plot.Axes.SetLimitsY(low - (0.4 * range), high + (1.1 * range));
-        plot.ShowLegend(Alignment.UpperLeft);
-        var annotation = plot.Add.Annotation(caption, Alignment.LowerRight);
-        annotation.LabelFontSize = 10;
-        annotation.LabelBackgroundColor = Colors.White;
-        annotation.LabelBorderColor = Colors.Gray;
-        annotation.LabelShadowColor = Colors.Transparent;
+        // The five-line legend wants more room above the data than the report charts' three or four.
+        NamedCharts.Finish(plot, sizes, values, legendRoom: 1.1, caption);
         return new Chart(ChartKit.Save(plot, directory, fileName), [.. drawn.Select(s => s.Legend)]);
     }
 
