@@ -108,12 +108,15 @@ sealed class Paper001 : IDisposable
     public (PiEstimate, TimeSpan) RunRequestRespond(PiJob job) => Wait(async () =>
     {
         var alt = new Alternative(requests);
+        // A released worker asks again at once (for the next run): its request must not be chosen
+        // in this run, or it would count as released twice while another still holds a packet.
+        bool[] working = [.. requests.Select(_ => true)];
         long inside = 0;
         int next = 0;
         int released = 0;
         while (released < requests.Length)
         {
-            int chosen = await alt.FairSelectAsync();
+            int chosen = await alt.FairSelectAsync(working);
             long hits = await requests[chosen].ReadAsync();
             if (hits >= 0)
             {
@@ -127,6 +130,7 @@ sealed class Paper001 : IDisposable
             else
             {
                 await work[chosen].WriteAsync(-1);
+                working[chosen] = false;
                 released++;
             }
         }

@@ -29,7 +29,7 @@ public class MonteCarloPiDistributedSampleTests(ITestOutputHelper output)
     public async Task MonteCarloPi_Paper001Mode_BothFarmsCountEveryPacketOnceAndAgree()
     {
         SampleRunner.Result run = await SampleRunner.RunAsync("MonteCarloPi", SampleRunner.RepoRoot, TimeSpan.FromSeconds(90),
-            "--mode", "paper001", "--iterations", "2M", "--processes", "3", "--packets", "40", "--repeat", "2", "--warm-up", "0");
+            "--mode", "paper001", "--iterations", "2M", "--processes", "3", "--packets", "40", "--repeat", "4", "--warm-up", "0");
         output.WriteLine(run.ToString());
 
         Assert.True(run.ExitCode == 0, run.ToString());
