@@ -177,9 +177,13 @@ public sealed partial class CspNode
             home => home is ChannelHome<T> channel && home.Kind == kind
                 ? channel.LocalEnd(reader, ProgramLabel)
                 : throw NameRules.Mismatch(home, kind, typeof(T)),
-            (link, handle) => reader
-                ? new RemoteChannelIn<T>(link, handle, codec!, name)
-                : new RemoteChannelOut<T>(link, handle, codec!, name, maxValueSize),
+            (link, handle) =>
+            {
+                EndRoute route = RouteFor(request, link, handle, () => new ChannelHome<T>(name, kind, buffer: null, 0, codec, maxValueSize), buffer is null);
+                return reader
+                    ? new RemoteChannelIn<T>(route, codec!, name)
+                    : new RemoteChannelOut<T>(route, codec!, name, maxValueSize);
+            },
             cancellationToken);
     }
 

@@ -48,6 +48,7 @@ public sealed partial class CspNode : IAsyncDisposable
         _links = server is null ? null : new PeerLinks(runtime);
         if (names is not null)
         {
+            runtime.TakeHome = TakeHomeAsync;
             names.NameLost += (name, detail) => NameLost?.Invoke(this, new NameLostEventArgs(name, detail));
         }
     }
@@ -138,7 +139,11 @@ public sealed partial class CspNode : IAsyncDisposable
     /// <returns>The stand-alone node.</returns>
     public static CspNode CreateStandAlone() => new(new NodeRuntime(new CspNodeOptions()), null, null, string.Empty);
 
-    /// <summary>Leaves the system: closes the links (their homes release this program's ends), stops the endpoint and ends the lease.</summary>
+    /// <summary>
+    /// Leaves the system: hands each unbuffered Any2Any channel hosted here that other programs hold
+    /// ends of to one of them (docs/DISTRIBUTED.md, "A moving home"), closes the links (their homes
+    /// release this program's ends), stops the endpoint and ends the lease.
+    /// </summary>
     /// <returns>A task that completes when everything is closed.</returns>
     public async ValueTask DisposeAsync()
     {
@@ -146,6 +151,9 @@ public sealed partial class CspNode : IAsyncDisposable
         {
             return;
         }
+
+        // While the endpoint and the lease still serve: channels other programs use move to one of them.
+        await HandOverHomesAsync().ConfigureAwait(false);
 
         if (_links is not null)
         {

@@ -374,6 +374,61 @@ try
                 return 0;
             }
 
+        case "home-leave":
+            {
+                // home-leave <kind> <name>: hosts the channel (its first getter), waits for its input to
+                // close, then leaves cleanly (CspNode.DisposeAsync, as CspManager.Shutdown does).
+                await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                await Console.In.ReadToEndAsync();
+                await node.DisposeAsync();
+                Console.WriteLine("done left");
+                return 0;
+            }
+
+        case "read-order":
+            {
+                // read-order <kind> <name> <count>: reads count values, which must be 0, 1, 2, ... in order.
+                AltingChannelIn<int> input = await Scenarios.InAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    int value = await input.ReadAsync();
+                    if (value != i)
+                    {
+                        Console.WriteLine($"failed out of order: value {value} where {i} was next");
+                        return 1;
+                    }
+                }
+
+                Console.WriteLine($"done read {count}");
+                return 0;
+            }
+
+        case "write-pause":
+            {
+                // write-pause <kind> <name> <count> <pauseAt>: writes 0..pauseAt-1, says "paused", waits for
+                // its input to close, then writes the rest.
+                AltingChannelOut<int> output = await Scenarios.OutAsync(node, a[0], a[1]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                int pauseAt = int.Parse(a[3], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    if (i == pauseAt)
+                    {
+                        Console.WriteLine("paused");
+                        await Console.In.ReadToEndAsync();
+                    }
+
+                    await output.WriteAsync(i);
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                return 0;
+            }
+
         case "hold-out":
             {
                 // hold-out <kind> <name>: attaches a writer and waits (the test kills it).

@@ -13,8 +13,15 @@ namespace CspNet.Remote.Internal.Client;
 /// A read's <see cref="Value"/> may live in pooled arrays (<see cref="Parts"/>): the reader decodes
 /// it, then calls <see cref="ReleaseValue"/>, and reads it no more.
 /// </remarks>
-internal readonly record struct Completion(Outcome Outcome, StatusCode Status, string Message, int Count, ReadOnlySequence<byte> Value, Exception? Lost, ValueAssembler? Parts = null)
+internal readonly record struct Completion(Outcome Outcome, StatusCode Status, string Message, int Count, ReadOnlySequence<byte> Value, Exception? Lost, ValueAssembler? Parts = null, bool Unsent = false)
 {
+    /// <summary>
+    /// Whether the home did not perform the operation because it moved, or could not have (the
+    /// link had failed before it was sent): an end that follows moves sends it again at the home
+    /// the NameServer names now (<see cref="EndRoute"/>).
+    /// </summary>
+    internal bool MayFollow => Lost is null ? Outcome == Outcome.Moved : Unsent && Lost is PeerLostException;
+
     /// <summary>Returns the pooled arrays <see cref="Value"/> lives in, if any; <see cref="Value"/> is unreadable afterwards.</summary>
     internal void ReleaseValue() => Parts?.Release();
 
@@ -40,6 +47,8 @@ internal readonly record struct Completion(Outcome Outcome, StatusCode Status, s
                 throw new OperationCanceledException($"{what} was cancelled: nothing was transferred.", cancellationToken);
             case Outcome.Poisoned:
                 throw new PoisonException(Message);
+            case Outcome.Moved:
+                throw new PeerLostException($"{what} failed: the home moved to another program, and this end did not follow it. Nothing was transferred.");
             default:
                 throw Status switch
                 {

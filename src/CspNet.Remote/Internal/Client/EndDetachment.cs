@@ -15,7 +15,7 @@ namespace CspNet.Remote.Internal.Client;
 /// cancelled there, exactly as a cancellation would (nothing moved), and throw
 /// <see cref="ObjectDisposedException"/>.
 /// </remarks>
-internal sealed class EndDetachment(PeerLink link, uint handle, string end)
+internal sealed class EndDetachment(EndRoute route, string end)
 {
     private int _detached;
 
@@ -40,12 +40,14 @@ internal sealed class EndDetachment(PeerLink link, uint handle, string end)
     internal bool CancelledByDetach(Completion completion, CancellationToken cancellationToken) =>
         IsDetached && completion.Lost is null && completion.Outcome switch
         {
-            Protocol.Outcome.Cancelled => !cancellationToken.IsCancellationRequested,
+            Protocol.Outcome.Cancelled or Protocol.Outcome.Moved => !cancellationToken.IsCancellationRequested,
             Protocol.Outcome.Error => completion.Status == Grpc.Core.StatusCode.NotFound,
             _ => false,
         };
 
     /// <summary>Detaches the end once (later calls return at once) and waits until its place at the home is free.</summary>
     internal Task DetachAsync(CancellationToken cancellationToken) =>
-        Interlocked.Exchange(ref _detached, 1) == 0 ? link.DetachAsync(handle, cancellationToken) : Task.CompletedTask;
+        Interlocked.Exchange(ref _detached, 1) == 0 ? DetachAt(route.Current, cancellationToken) : Task.CompletedTask;
+
+    private static Task DetachAt(Route at, CancellationToken cancellationToken) => at.Link.DetachAsync(at.Handle, cancellationToken);
 }

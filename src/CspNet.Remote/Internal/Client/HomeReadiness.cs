@@ -18,7 +18,7 @@ namespace CspNet.Remote.Internal.Client;
 /// see the end ready in its turn (a watch per selection would leave the end unknown in every scan,
 /// and a local guard that is always ready would win every <c>FairSelect</c>).
 /// </remarks>
-internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
+internal sealed class HomeReadiness(EndRoute route, string what)
 {
     private readonly Lock _lock = new();
     private GuardSite? _site;      // the enabled selection's site, under _lock
@@ -44,7 +44,7 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
             {
                 site.Fail(detached);
             }
-            else if (_knownReady || readyHere || link.IsFailed)
+            else if (_knownReady || readyHere || route.Link.IsFailed)
             {
                 site.Signal();
             }
@@ -125,16 +125,17 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
     private void EnsureWatchLocked()
     {
         Debug.Assert(_lock.IsHeldByCurrentThread, "EnsureWatchLocked is called under the readiness lock.");
-        if (_watch is not null || link.IsFailed)
+        Route at = route.Current;
+        if (_watch is not null || at.Link.IsFailed)
         {
             return;
         }
 
-        PendingOp watch = link.Begin();
+        PendingOp watch = at.Link.Begin();
         watch.OnReady = () => OnReady(watch);
         _watch = watch;
-        link.Send(new ClientFrame { Watch = new Watch { Handle = handle, OpId = watch.Id } });
-        _ = WatchEndedAsync(watch);
+        at.Link.Send(new ClientFrame { Watch = new Watch { Handle = at.Handle, OpId = watch.Id } });
+        _ = WatchEndedAsync(watch, at);
     }
 
     private void OnReady(PendingOp watch)
@@ -152,11 +153,24 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
     }
 
     /// <summary>A watch that ends in failure (the link lost, a home that refuses) fails the selection it serves.</summary>
-    private async Task WatchEndedAsync(PendingOp watch)
+    private async Task WatchEndedAsync(PendingOp watch, Route at)
     {
         Completion completion = await watch.Task.ConfigureAwait(false);
         Exception? failure = null;
-        if (completion.Lost is not null || completion.Outcome is not (Outcome.Ok or Outcome.Cancelled or Outcome.Poisoned))
+        bool moved = route.Follows(completion);
+        if (moved)
+        {
+            // The home moved before anything was ready: the end watches at the new home.
+            try
+            {
+                await route.FollowAsync(at, 1, CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (PeerLostException e)
+            {
+                failure = e;
+            }
+        }
+        else if (completion.Lost is not null || completion.Outcome is not (Outcome.Ok or Outcome.Cancelled or Outcome.Poisoned))
         {
             try
             {
@@ -178,6 +192,10 @@ internal sealed class HomeReadiness(PeerLink link, uint handle, string what)
             if (failure is not null)
             {
                 _site?.Fail(failure);
+            }
+            else if (moved && _detached is null)
+            {
+                EnsureWatchLocked();
             }
         }
     }

@@ -261,7 +261,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         {
             // Registered after the loss swept the table: complete it here so it cannot wait forever.
             _ops.TryRemove(id, out _);
-            op.Fail(failure);
+            op.Fail(failure, unsent: true);
         }
 
         return op;
@@ -430,6 +430,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 }
 
                 break;
+            case HomeFrame.BodyOneofCase.Handover:
+                _ = TakeHomeAsync(frame.Handover);
+                break;
             case HomeFrame.BodyOneofCase.Completed:
                 if (_ops.TryRemove(frame.Completed.OpId, out PendingOp? op))
                 {
@@ -438,6 +441,33 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
                 break;
         }
+    }
+
+    /// <summary>
+    /// The home is leaving and offers this program one of its channels (link.proto, Handover):
+    /// installed here as this program's own home, then answered, so that the old home moves the name.
+    /// </summary>
+    private async Task TakeHomeAsync(Handover handover)
+    {
+        var answer = new HomeTaken { Name = handover.Name };
+        try
+        {
+            if (_node.TakeHome is not { } take)
+            {
+                throw new InvalidOperationException($"{_node.ProgramLabel} takes no channel homes (it has no NameServer).");
+            }
+
+            answer.Incarnation = await take(handover).ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Not swallowed: the leaving home is told why, and offers the channel elsewhere or poisons it.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            answer.Status = (int)StatusCode.FailedPrecondition;
+            answer.Message = e.Message;
+        }
+
+        Send(new ClientFrame { Taken = answer });
     }
 
     private void Fail(Exception? cause)

@@ -137,7 +137,9 @@ internal sealed class PendingOp
         _done.TrySetResult(new Completion(completed.Outcome, (StatusCode)completed.Status, completed.Message, completed.Count, value, null, parts));
     }
 
-    internal void Fail(Exception failure)
+    /// <param name="failure">What ended the operation.</param>
+    /// <param name="unsent">The link had failed before the operation was sent: the home never saw it.</param>
+    internal void Fail(Exception failure, bool unsent = false)
     {
         lock (_done)
         {
@@ -146,7 +148,7 @@ internal sealed class PendingOp
             _chunks = null;
         }
 
-        _done.TrySetResult(new Completion(Outcome.Error, StatusCode.Unavailable, failure.Message, 0, default, failure));
+        _done.TrySetResult(new Completion(Outcome.Error, StatusCode.Unavailable, failure.Message, 0, default, failure, Unsent: unsent));
     }
 
     /// <summary>The assembler that owns every pooled array of the value (one is made for a single pooled part).</summary>

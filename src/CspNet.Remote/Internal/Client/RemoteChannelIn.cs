@@ -41,13 +41,14 @@ namespace CspNet.Remote.Internal.Client;
 /// </list>
 /// <para>Like every end, it belongs to one process: the reservation and the held value are the owner's.</para>
 /// </remarks>
-internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<T> codec, string name) : AltingChannelIn<T>, IDetachableEnd
+internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, string name) : AltingChannelIn<T>, IDetachableEnd
 {
-    private readonly HomeReadiness _readiness = new(link, handle, $"Selecting over '{name}'");
-    private readonly EndDetachment _detachment = new(link, handle, $"reading end of '{name}'");
+    private readonly HomeReadiness _readiness = new(route, $"Selecting over '{name}'");
+    private readonly EndDetachment _detachment = new(route, $"reading end of '{name}'");
 
     // Owner only: the outstanding reservation, and the value chosen for the next read.
     private PendingOp? _reservation;
+    private PeerLink? _reservedOn;  // the link of the reservation (its op_id is that stream's)
     private T? _reservedValue;
     private string? _reservedPoison;
     private bool _holding;
@@ -122,11 +123,23 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
     {
         cancellationToken.ThrowIfCancellationRequested();
         _detachment.ThrowIfDetached();
-        PendingOp op = link.Begin(reads: true);
-        link.Send(new ClientFrame { Read = new Read { Handle = handle, OpId = op.Id } });
-        Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        Route at = route.Current;
+        Completion completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
+        for (int moves = 1; route.Follows(completion) && !cancellationToken.IsCancellationRequested && !_detachment.IsDetached; moves++)
+        {
+            // The home moved before this read took anything: read at the new home.
+            at = await route.FollowAsync(at, moves, cancellationToken).ConfigureAwait(false);
+            completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
+        }
+
         try
         {
+            if (completion is { Lost: null, Outcome: Outcome.Moved })
+            {
+                // Cancelled or detached while the home moved: nothing was taken.
+                completion = completion with { Outcome = Outcome.Cancelled };
+            }
+
             if (_detachment.CancelledByDetach(completion, cancellationToken))
             {
                 throw _detachment.Disposed(" while this read waited: nothing was taken");
@@ -142,10 +155,18 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         }
     }
 
+    private static ValueTask<Completion> ReadAtAsync(Route at, CancellationToken cancellationToken)
+    {
+        PendingOp op = at.Link.Begin(reads: true);
+        at.Link.Send(new ClientFrame { Read = new Read { Handle = at.Handle, OpId = op.Id } });
+        return at.Link.AwaitAsync(op, cancellationToken);
+    }
+
     public override void Poison()
     {
         _detachment.ThrowIfDetached();
-        link.Poison(handle);
+        Route at = route.Current;
+        at.Link.Poison(at.Handle);
     }
 
     protected internal override bool Prepare(GuardSite site)
@@ -185,8 +206,10 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         // is safe. In the scan nothing else is enabled: ask for a value that is there now.
         bool wait = _readiness.IsEnabled;
 
+        Route at = route.Current;
+        PeerLink link = at.Link;
         PendingOp op = link.Begin(reserves: true);
-        link.Send(new ClientFrame { Reserve = new Reserve { Handle = handle, OpId = op.Id, Wait = wait } });
+        link.Send(new ClientFrame { Reserve = new Reserve { Handle = at.Handle, OpId = op.Id, Wait = wait } });
         using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (link, op.Id)))
         {
             await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
@@ -217,6 +240,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
             }
 
             _reservation = op;
+            _reservedOn = link;
             _reservedValue = value;
             return true;
         }
@@ -225,6 +249,18 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         if (_detachment.CancelledByDetach(completion, cancellationToken))
         {
             throw _detachment.Disposed(" while its selection waited: nothing was taken");
+        }
+
+        if (route.Follows(completion))
+        {
+            // Nothing was set aside, and the home moved: watch (and reserve) at the new home.
+            if (!cancellationToken.IsCancellationRequested)
+            {
+                await route.FollowAsync(at, 1, cancellationToken).ConfigureAwait(false);
+                _readiness.NotReady();
+            }
+
+            return false;
         }
 
         if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
@@ -248,6 +284,8 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
                 throw _detachment.Disposed(" while its selection held a value at the home: the value went back to the channel");
             }
 
+            PeerLink link = _reservedOn!;
+            _reservedOn = null;
             if (link.IsFailed)
             {
                 // The home gives a reservation back when its stream ends, and Settle can no longer
@@ -280,6 +318,8 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         {
             _reservation = null;
             _reservedValue = default;
+            PeerLink link = _reservedOn!;
+            _reservedOn = null;
             if (!_detachment.IsDetached)
             {
                 link.Settle(op.Id, accept: false);
@@ -322,7 +362,7 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         if (completion.Lost is { } lost)
         {
             throw new PeerLostException(
-                $"Lost the link to {link.Target} before it confirmed the take of the value chosen from '{name}': the value is not delivered here, so it cannot be delivered twice.",
+                $"Lost the link to {route.Link.Target} before it confirmed the take of the value chosen from '{name}': the value is not delivered here, so it cannot be delivered twice.",
                 lost);
         }
 
@@ -344,5 +384,5 @@ internal sealed class RemoteChannelIn<T>(PeerLink link, uint handle, ValueCodec<
         return value;
     }
 
-    public override string ToString() => $"reading end of '{name}' at {link.Target}";
+    public override string ToString() => $"reading end of '{name}' at {route.Link.Target}";
 }

@@ -40,7 +40,8 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 {
-    private readonly PeerLink _link;
+    private readonly EndRoute _route;
+    private readonly PeerLink _link;   // where the end's credits were granted: credited writes go there
     private readonly uint _handle;
     private readonly ValueCodec<T> _codec;
     private readonly string _name;
@@ -53,19 +54,20 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     private T? _value;
     private bool _hasOffer;
     private PendingOp? _reservation;   // a reader or slot set aside at the home
+    private PeerLink? _reservedOn;     // the link of that reservation (its op_id is that stream's)
     private bool _reservedCredit;      // a credit of this end taken for the offer
     private string? _reservedPoison;   // the channel is poisoned: the guard is chosen, and the selection throws
 
-    internal RemoteChannelOut(PeerLink link, uint handle, ValueCodec<T> codec, string name, long maxValueSize)
+    internal RemoteChannelOut(EndRoute route, ValueCodec<T> codec, string name, long maxValueSize)
     {
-        _link = link;
-        _handle = handle;
+        _route = route;
+        (_link, _handle) = route.Current;
         _codec = codec;
         _name = name;
         _maxValueSize = maxValueSize;
-        _credits = link.OpenCredits(handle);
-        _readiness = new HomeReadiness(link, handle, $"Offering to '{name}'");
-        _detachment = new EndDetachment(link, handle, $"writing end of '{name}'");
+        _credits = _link.OpenCredits(_handle);
+        _readiness = new HomeReadiness(route, $"Offering to '{name}'");
+        _detachment = new EndDetachment(route, $"writing end of '{name}'");
     }
 
     /// <summary>
@@ -81,7 +83,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>The link this end writes on.</summary>
-    internal PeerLink Link => _link;
+    internal PeerLink Link => _route.Link;
 
     public override T? OfferedValue => _value;
 
@@ -116,6 +118,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 
         PooledValueBuffer bytes;
         PendingOp op;
+        Route at;
         Activity? activity = RemoteTracing.StartSend(_name);
         long started = RemoteMetrics.StartWrite();
         try
@@ -141,12 +144,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                     }
 
                     credits.BeginPlainLocked();
-                    op = SendPlain(bytes, activity);
+                    op = SendPlain(at = _route.Current, bytes, activity);
                 }
             }
             else
             {
-                op = SendPlain(bytes, activity);
+                op = SendPlain(at = _route.Current, bytes, activity);
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
@@ -157,7 +160,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return ValueTask.FromException(Named(e));
         }
 
-        return WaitForHomeAsync(op, bytes, activity, started, cancellationToken);
+        return WaitForHomeAsync(at, op, bytes, activity, started, cancellationToken);
     }
 
     // The link's failure is shared by all its ends and the encoder knows no names: say which
@@ -178,31 +181,67 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>), else in chunks on the link.</summary>
-    private PendingOp SendPlain(PooledValueBuffer bytes, Activity? activity, bool linkOnly = false)
+    private static PendingOp SendPlain(Route at, PooledValueBuffer bytes, Activity? activity, bool linkOnly = false)
     {
-        PendingOp op = _link.Begin();
+        PeerLink link = at.Link;
+        uint handle = at.Handle;
+        PendingOp op = link.Begin();
         string traceparent = RemoteTracing.Traceparent(activity);
-        if (!linkOnly && _link.TrySendOnLane(op.Id, bytes.WrittenMemory))
+        if (!linkOnly && link.TrySendOnLane(op.Id, bytes.WrittenMemory))
         {
             op.ViaLane = true;
-            _link.Send(new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
+            link.Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
             return op;
         }
 
-        _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = _handle, OpId = op.Id, Data = last, Traceparent = traceparent } });
+        link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Data = last, Traceparent = traceparent } });
         return op;
     }
 
     /// <summary>A write without a credit: one round trip, exact under cancellation (see the class).</summary>
-    private async ValueTask WaitForHomeAsync(PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, CancellationToken cancellationToken)
+    private async ValueTask WaitForHomeAsync(Route at, PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, CancellationToken cancellationToken)
     {
-        Completion completion = await _link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
-        if (op.ViaLane && completion is { Lost: null, Outcome: Outcome.Error, Status: Grpc.Core.StatusCode.Aborted })
+        Completion completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        for (int moves = 1; ; moves++)
         {
-            // The lane failed before the home had the value, and the home wrote nothing: the value
-            // goes again, on the link, under a new op (link.proto, Write.lane). Exactly once.
-            op = SendPlain(bytes, activity, linkOnly: true);
-            completion = await _link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+            if (op.ViaLane && completion is { Lost: null, Outcome: Outcome.Error, Status: Grpc.Core.StatusCode.Aborted })
+            {
+                // The lane failed before the home had the value, and the home wrote nothing: the value
+                // goes again, on the link, under a new op (link.proto, Write.lane). Exactly once.
+                op = SendPlain(at, bytes, activity, linkOnly: true);
+                completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+            }
+
+            if (!_route.Follows(completion))
+            {
+                break;
+            }
+
+            if (cancellationToken.IsCancellationRequested || _detachment.IsDetached)
+            {
+                // The home moved before the write happened, and the writer gave up meanwhile: nothing was written.
+                completion = completion with { Outcome = Outcome.Cancelled };
+                break;
+            }
+
+            // The home moved before the write happened: the kept bytes go to the new home.
+            try
+            {
+                at = await _route.FollowAsync(at, moves, cancellationToken).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                completion = completion with { Outcome = Outcome.Cancelled };
+                break;
+            }
+            catch (PeerLostException e)
+            {
+                completion = completion with { Outcome = Outcome.Error, Lost = e };
+                break;
+            }
+
+            op = SendPlain(at, bytes, activity);
+            completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         }
 
         RemoteMetrics.EndWrite(started);
@@ -234,7 +273,8 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     public override void Poison()
     {
         _detachment.ThrowIfDetached();
-        _link.Poison(_handle);
+        Route at = _route.Current;
+        at.Link.Poison(at.Handle);
 
         // Credited writes would not hear of it from the home in time: fail them here, as the
         // home would fail a plain write after this poison.
@@ -296,24 +336,26 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         // Enabled: the other guards can still win meanwhile, so waiting at the home is safe. In the
         // scan nothing else is enabled: ask for what is there now.
         bool wait = _readiness.IsEnabled;
-        PendingOp op = _link.Begin(reserves: true);
-        var reserve = new ClientFrame { Reserve = new Reserve { Handle = _handle, OpId = op.Id, Wait = wait } };
+        Route at = _route.Current;
+        PeerLink link = at.Link;
+        PendingOp op = link.Begin(reserves: true);
+        var reserve = new ClientFrame { Reserve = new Reserve { Handle = at.Handle, OpId = op.Id, Wait = wait } };
         if (_credits is { } held)
         {
             // The home may set one of this end's credits aside for it, as for a plain write: one is kept back until it answers.
             lock (held.Gate)
             {
                 held.BeginPlainLocked();
-                _link.Send(reserve);
+                link.Send(reserve);
             }
         }
         else
         {
-            _link.Send(reserve);
+            link.Send(reserve);
         }
 
         _ = EndReservationAsync(op);
-        using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (_link, op.Id)))
+        using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (link, op.Id)))
         {
             await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
         }
@@ -324,11 +366,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             if (cancellationToken.IsCancellationRequested)
             {
                 // Set aside although the selection gave up: give it back before saying "nothing reserved".
-                _link.Settle(op.Id, accept: false);
+                link.Settle(op.Id, accept: false);
                 return false;
             }
 
             _reservation = op;
+            _reservedOn = link;
             return true;
         }
 
@@ -336,6 +379,18 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         if (_detachment.CancelledByDetach(completion, cancellationToken))
         {
             throw _detachment.Disposed(" while its selection waited: nothing was written");
+        }
+
+        if (_route.Follows(completion))
+        {
+            // Nothing was set aside, and the home moved: watch (and reserve) at the new home.
+            if (!cancellationToken.IsCancellationRequested)
+            {
+                await _route.FollowAsync(at, 1, cancellationToken).ConfigureAwait(false);
+                _readiness.NotReady();
+            }
+
+            return false;
         }
 
         if (_readiness.EndedUnreserved(completion, cancellationToken, out string? poison))
@@ -393,10 +448,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         else if (_reservation is { } op)
         {
             _reservation = null;
-            if (_link.IsFailed)
+            PeerLink link = _reservedOn!;
+            _reservedOn = null;
+            if (link.IsFailed)
             {
                 // The home gives what it set aside back when its stream ends: nothing was written.
-                throw new PeerLostException($"Lost the link to {_link.Target} while offering to '{_name}': nothing was written.");
+                throw new PeerLostException($"Lost the link to {link.Target} while offering to '{_name}': nothing was written.");
             }
 
             PooledValueBuffer bytes;
@@ -406,13 +463,13 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             }
             catch
             {
-                _link.Settle(op.Id, accept: false);
+                link.Settle(op.Id, accept: false);
                 throw;
             }
 
             // The value crosses now, without waiting: the home places it before anything this end
             // sends later. Its bytes go back once the home has answered (it had every frame then).
-            _link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Deliver = new Deliver { OpId = op.Id, Data = last } });
+            link.SendValue(op.Id, bytes.WrittenMemory, last => new ClientFrame { Deliver = new Deliver { OpId = op.Id, Data = last } });
             _ = ReturnWhenAnsweredAsync(op, bytes);
         }
 
@@ -451,11 +508,13 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         if (_reservation is { } op)
         {
             _reservation = null;
-            _link.Settle(op.Id, accept: false);
+            PeerLink link = _reservedOn!;
+            _reservedOn = null;
+            link.Settle(op.Id, accept: false);
         }
 
         _reservedPoison = null;
     }
 
-    public override string ToString() => $"writing end of '{_name}' at {_link.Target}";
+    public override string ToString() => $"writing end of '{_name}' at {_route.Link.Target}";
 }

@@ -27,17 +27,39 @@ internal sealed class ChannelHome<T> : Home
     private readonly long _maxValueSize;
     private readonly Lock _lock = new();
     private string? _singleWriter; // who holds the single writing end, when the kind has one
+    private readonly bool _unbuffered;
 
     internal ChannelHome(string name, NameKind kind, IBuffer<T>? buffer, int bufferCapacity, ValueCodec<T>? codec, long maxValueSize)
         : base(name, kind, codec?.WireName ?? typeof(T).FullName ?? typeof(T).Name, bufferCapacity)
     {
         _channel = kind.CreateChannel(buffer);
         _hosted = _channel;
+        _unbuffered = buffer is null;
         _codec = codec;
         _maxValueSize = maxValueSize;
     }
 
     internal CspChannel<T> Channel => _channel;
+
+    /// <summary>
+    /// An unbuffered Any2Any channel moves when its home leaves, if other programs hold ends: it
+    /// holds no values, so quiescing its remote operations (each cancelled exactly, or done) leaves
+    /// only its definition and poison state to hand over. A buffered one's values and its writers'
+    /// credits do not move yet, and a channel with one reading or writing end lives with that end.
+    /// </summary>
+    internal override bool CanMove => Kind == NameKind.Any2Any && _unbuffered && _codec is not null && HasHolders;
+
+    internal override Handover DescribeForHandover() => new()
+    {
+        Name = Name,
+        Kind = Kind.WireName(),
+        ValueType = ValueType,
+        BufferCapacity = BufferCapacity,
+        Poisoned = _hosted.IsPoisoned,
+        PoisonMessage = _hosted.IsPoisoned ? _hosted.CreatePoisoned().Message : string.Empty,
+    };
+
+    internal override void PoisonAsMoved(string message) => _hosted.Poison(() => new PoisonException(message));
 
     /// <summary>An end for a process of this program: the core's own end, at the core's speed.</summary>
     internal object LocalEnd(bool reader, string self)

@@ -1,5 +1,8 @@
 using System;
 using System.Buffers;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Linq;
 using System.IO;
 using System.Threading;
 using System.Threading.Tasks;
@@ -36,12 +39,66 @@ internal abstract class Home
     internal int BufferCapacity { get; }
 
     private int _attached; // remote ends attached now, bounded by CspNodeOptions.MaxEndsPerName
+    private readonly ConcurrentDictionary<HomeEnd, HomeSession> _holders = new(); // the remote ends, and the streams they came on
+    private HomeMove? _move;  // set once the home has begun to leave this program
+    private int _runningOps;  // remote operations running on the construct now
+
+    /// <summary>
+    /// Whether this home can move to a program that holds its ends when this program leaves, and
+    /// other programs hold ends now (docs/DISTRIBUTED.md, "A moving home").
+    /// </summary>
+    internal virtual bool CanMove => false;
+
+    /// <summary>The move under way, once the home has begun to leave; null before.</summary>
+    internal HomeMove? Move => Volatile.Read(ref _move);
+
+    /// <summary>Whether any remote end is attached now.</summary>
+    internal bool HasHolders => !_holders.IsEmpty;
+
+    /// <summary>The streams remote ends are attached on now (one per program holding ends).</summary>
+    internal IReadOnlyList<HomeSession> Holders => [.. _holders.Values.Distinct()];
+
+    /// <summary>
+    /// Begins the move: from now on the streams hold back the operations that start on the home
+    /// (answered after the move), and <see cref="HomeMove.Quiet"/> completes once none runs.
+    /// </summary>
+    internal HomeMove BeginMove()
+    {
+        var move = new HomeMove();
+        Interlocked.Exchange(ref _move, move);
+        if (Volatile.Read(ref _runningOps) == 0)
+        {
+            move.SignalQuiet();
+        }
+
+        return move;
+    }
+
+    /// <summary>A remote operation starts running on the construct.</summary>
+    internal void OperationStarted() => Interlocked.Increment(ref _runningOps);
+
+    /// <summary>A remote operation has ended (its answer is decided).</summary>
+    internal void OperationEnded()
+    {
+        if (Interlocked.Decrement(ref _runningOps) == 0 && Move is { } move)
+        {
+            move.SignalQuiet();
+        }
+    }
+
+    /// <summary>What a program taking this home over must install (link.proto, Handover).</summary>
+    internal virtual Protocol.Handover DescribeForHandover() => throw new NotSupportedException($"{Kind.WireName()} '{Name}' does not move.");
+
+    /// <summary>Poisons the construct with <paramref name="message"/>: a home that came poisoned, or one that moved away (its local ends cannot follow).</summary>
+    internal virtual void PoisonAsMoved(string message)
+    {
+    }
 
     /// <summary>
     /// Attaches a remote end, or throws <see cref="InvalidOperationException"/> saying why it
     /// cannot (<see cref="RpcException"/> RESOURCE_EXHAUSTED when <paramref name="maxEnds"/> are attached).
     /// </summary>
-    internal HomeEnd Attach(Role role, string kind, string valueType, string peer, int maxEnds)
+    internal HomeEnd Attach(Role role, string kind, string valueType, string peer, int maxEnds, HomeSession? session = null)
     {
         if (kind != Kind.WireName())
         {
@@ -71,11 +128,20 @@ internal abstract class Home
         }
 
         end.BindTo(this);
+        if (session is not null)
+        {
+            _holders[end] = session;
+        }
+
         return end;
     }
 
     /// <summary>A remote end of this construct is gone (detached, or its program lost): its place is free.</summary>
-    internal void EndReleased() => Interlocked.Decrement(ref _attached);
+    internal void EndReleased(HomeEnd end)
+    {
+        _holders.TryRemove(end, out _);
+        Interlocked.Decrement(ref _attached);
+    }
 
     protected abstract HomeEnd AttachRole(Role role, string peer);
 
@@ -90,8 +156,11 @@ internal abstract class HomeEnd
 
     internal void BindTo(Home home) => _home = home;
 
+    /// <summary>The construct the end is attached to; null once released.</summary>
+    internal Home? Home => Volatile.Read(ref _home);
+
     /// <summary>Gives the end's place on its construct back, once.</summary>
-    internal void Release() => Interlocked.Exchange(ref _home, null)?.EndReleased();
+    internal void Release() => Interlocked.Exchange(ref _home, null)?.EndReleased(this);
     /// <summary>
     /// Writes the value <paramref name="value"/> encodes. The bytes may live in pooled arrays that
     /// the caller returns as soon as this method returns: decode them before the first await.
@@ -202,6 +271,9 @@ internal readonly record struct OpResult(Outcome Outcome, StatusCode Status = St
     internal static OpResult OkWithCredit => new(Outcome.Ok, CreditUsed: true);
 
     internal static OpResult Cancelled => new(Outcome.Cancelled);
+
+    /// <summary>The home moved before the operation happened (link.proto, Completed MOVED).</summary>
+    internal static OpResult Moved => new(Outcome.Moved);
 
     internal static OpResult WrongOperation(string operation) =>
         new(Outcome.Error, StatusCode.FailedPrecondition, $"A {operation} is not possible on this end (check the end's role).");

@@ -53,6 +53,15 @@ internal sealed class HomeDirectory
         return (home, true);
     }
 
+    /// <summary>The constructs hosted here now.</summary>
+    internal Home[] Snapshot()
+    {
+        lock (_lock)
+        {
+            return [.. _homes.Values];
+        }
+    }
+
     internal void Remove(Home home)
     {
         lock (_lock)

@@ -65,6 +65,7 @@ internal sealed partial class HomeSession
 
     // Credited lane values the lane failed to bring, by op_id: the client sends each again on the link.
     private readonly ConcurrentDictionary<ulong, TaskCompletionSource<LanePayload>> _resent = new();
+    private readonly ConcurrentDictionary<string, TaskCompletionSource<string?>> _handovers = new(StringComparer.Ordinal); // homes offered to this client, by name
     private readonly CancellationTokenSource _closing = new();
     private readonly CancellationToken _closed; // _closing's token, usable after the source is disposed
 
@@ -232,6 +233,18 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.Deliver:
                 Deliver(frame.Deliver);
                 break;
+            case ClientFrame.BodyOneofCase.Taken:
+                if (_handovers.TryRemove(frame.Taken.Name, out TaskCompletionSource<string?>? offered))
+                {
+                    if (frame.Taken.Status != (int)StatusCode.OK)
+                    {
+                        Log.HomeRefused(_node.Logger, frame.Taken.Name, _peer, frame.Taken.Message);
+                    }
+
+                    offered.TrySetResult(frame.Taken.Status == (int)StatusCode.OK && frame.Taken.Incarnation.Length > 0 ? frame.Taken.Incarnation : null);
+                }
+
+                break;
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
         }
@@ -266,7 +279,7 @@ internal sealed partial class HomeSession
                 throw new RpcException(new Status(StatusCode.NotFound, $"No construct named '{attach.Name}' lives in {_node.ProgramLabel}: it may have belonged to an earlier run of this program. Resolve the name again."));
             }
 
-            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer, _node.Options.MaxEndsPerName);
+            HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer, _node.Options.MaxEndsPerName, this);
             if (_grantsCredits)
             {
                 uint handle = attach.Handle;
@@ -781,6 +794,15 @@ internal sealed partial class HomeSession
             return;
         }
 
+        Home? home = end.Home;
+        if (home?.Move is { } moving)
+        {
+            // The home is leaving: the operation is not run, and is answered once the move is decided.
+            RemoteTracing.Stop(activity, "moved");
+            _ = AnswerAfterMoveAsync(opId, moving);
+            return;
+        }
+
         if (RefusedOverOperations(opId))
         {
             RemoteTracing.Stop(activity, "too many operations");
@@ -796,9 +818,16 @@ internal sealed partial class HomeSession
 
         // Only this loop adds operations, and RequireNew found none with this op_id: the add succeeds.
         var cts = new CancellationTokenSource();
-        _running[opId] = new RunningOp(handle, cts, settled, offer);
+        home?.OperationStarted();
+        _running[opId] = new RunningOp(handle, cts, settled, offer, home);
         Interlocked.Increment(ref _runningCount);
-        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity, heldBytes);
+        if (home?.Move is not null)
+        {
+            // The move began after the check above and may have missed this operation: it stops at once.
+            cts.Cancel();
+        }
+
+        _ = RunOperation(opId, cts, operation(end, cts.Token, argument), activity, heldBytes, home);
     }
 
     /// <summary>
@@ -888,7 +917,7 @@ internal sealed partial class HomeSession
         }
     }
 
-    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity, long heldBytes)
+    private async Task RunOperation(ulong opId, CancellationTokenSource cts, Task<OpResult> operation, Activity? activity, long heldBytes, Home? home)
     {
         OpResult result = await operation.ConfigureAwait(false);
         ReleaseBytes(heldBytes);
@@ -900,7 +929,90 @@ internal sealed partial class HomeSession
         _running.TryRemove(opId, out _);
         Interlocked.Decrement(ref _runningCount);
         GC.KeepAlive(cts);
+        HomeMove? move = result.Outcome == Outcome.Cancelled ? home?.Move : null;
+        home?.OperationEnded();
+        if (move is not null)
+        {
+            // Cancelled by the home's move (or by the client as it began): nothing moved. The client
+            // sends it again at the new home, or, if it had cancelled, takes MOVED as cancelled.
+            await AnswerAfterMoveAsync(opId, move).ConfigureAwait(false);
+            return;
+        }
+
         Complete(opId, result);
+    }
+
+    /// <summary>
+    /// Answers an operation the home's move stopped before it happened, once the move is decided:
+    /// MOVED after the name has moved (so the client finds the new home when it resolves the name
+    /// again), POISONED if no program took the home.
+    /// </summary>
+    private async Task AnswerAfterMoveAsync(ulong opId, HomeMove move)
+    {
+        string? poison = await move.Released.ConfigureAwait(false);
+        if (!_closed.IsCancellationRequested)
+        {
+            Complete(opId, poison is null ? OpResult.Moved : new OpResult(Outcome.Poisoned, StatusCode.OK, poison));
+        }
+    }
+
+    /// <summary>The program at the other end, for messages.</summary>
+    internal string Peer => _peer;
+
+    /// <summary>Cancels every operation running on <paramref name="home"/> (its move began); called from any thread.</summary>
+    internal void CancelOperationsOn(Home home)
+    {
+        foreach (RunningOp running in _running.Values)
+        {
+            if (ReferenceEquals(running.Home, home))
+            {
+                running.Cancellation.Cancel();
+            }
+        }
+    }
+
+    /// <summary>Gives back what reservations on <paramref name="home"/> set aside and were not settled in time; called from any thread.</summary>
+    internal void DeclineOperationsOn(Home home)
+    {
+        foreach (RunningOp running in _running.Values)
+        {
+            if (ReferenceEquals(running.Home, home))
+            {
+                running.Decline();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Offers the client's program a home this program is leaving (link.proto, Handover); the
+    /// incarnation it took the home under, or null if it did not within <paramref name="bound"/>.
+    /// </summary>
+    internal async Task<string?> OfferHomeAsync(Handover offer, TimeSpan bound)
+    {
+        var answer = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        if (_closed.IsCancellationRequested || !_handovers.TryAdd(offer.Name, answer))
+        {
+            return null;
+        }
+
+        try
+        {
+            Send(new HomeFrame { Handover = offer });
+            using CancellationTokenRegistration closed = _closed.Register(static a => ((TaskCompletionSource<string?>)a!).TrySetResult(null), answer);
+            return await answer.Task.WaitAsync(bound).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            return null;
+        }
+        catch (ObjectDisposedException)
+        {
+            return null; // the stream ended meanwhile
+        }
+        finally
+        {
+            _handovers.TryRemove(offer.Name, out _);
+        }
     }
 
     private void Complete(ulong opId, OpResult result)
@@ -983,7 +1095,7 @@ internal sealed partial class HomeSession
     }
 
     /// <summary>An operation in progress: the end it runs on (a Detach cancels it), its cancellation, and for a reservation the client's Settle.</summary>
-    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled, WriteReservation? Offer = null)
+    private readonly record struct RunningOp(uint Handle, CancellationTokenSource Cancellation, TaskCompletionSource<bool>? Settled, WriteReservation? Offer = null, Home? Home = null)
     {
         /// <summary>Gives back what a reservation set aside (a value for a reader, a reader or slot for a writer) unless it was taken already.</summary>
         internal void Decline()
@@ -1003,6 +1115,9 @@ internal sealed partial class HomeSession
 
         [LoggerMessage(3, LogLevel.Warning, "Link from {Peer} refused: {Reason}")]
         internal static partial void StreamRefused(ILogger logger, string peer, string reason);
+
+        [LoggerMessage(5, LogLevel.Warning, "{Peer} did not take over the home of '{Name}': {Reason}")]
+        internal static partial void HomeRefused(ILogger logger, string name, string peer, string reason);
 
         [LoggerMessage(4, LogLevel.Debug, "Link from {Peer}: more than {Limit} replies wait for the client to read them; its frames are not read until half have left.")]
         internal static partial void RepliesBacklogged(ILogger logger, string peer, int limit);

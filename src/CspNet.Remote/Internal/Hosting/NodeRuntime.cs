@@ -31,4 +31,7 @@ internal sealed class NodeRuntime : IHomeNode
 
     /// <summary>This program's bulk lane endpoint, once its server listens; null if it offers none.</summary>
     public ILaneRegistry? Lanes { get; set; }
+
+    /// <summary>Installs a channel a leaving home hands to this program (set by the node once it has a NameServer).</summary>
+    public Func<Protocol.Handover, System.Threading.Tasks.Task<string>>? TakeHome { get; set; }
 }

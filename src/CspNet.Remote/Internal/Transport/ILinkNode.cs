@@ -19,4 +19,10 @@ internal interface ILinkNode
 
     /// <summary>Identifies this run of the program to its peers: a later run has another.</summary>
     string Incarnation { get; }
+
+    /// <summary>
+    /// Installs a channel whose leaving home offers it to this program (link.proto, Handover) and
+    /// returns the incarnation the NameServer knows this program by; null when this program takes none.
+    /// </summary>
+    System.Func<CspNet.Remote.Protocol.Handover, System.Threading.Tasks.Task<string>>? TakeHome => null;
 }

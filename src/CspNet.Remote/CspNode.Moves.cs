@@ -1,0 +1,150 @@
+using System;
+using System.Collections.Concurrent;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.Internal.Client;
+using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Hosting;
+using CspNet.Remote.Internal.Naming;
+using CspNet.Remote.NameServer;
+using CspNet.Remote.Protocol;
+
+namespace CspNet.Remote;
+
+// A channel's home moving to another program (docs/DISTRIBUTED.md, "A moving home"): this program
+// hands the channels it hosts over when it leaves, and takes those a leaving home offers it.
+public sealed partial class CspNode
+{
+    // The channels this program holds remote ends of and could host if their home leaves, by name:
+    // a factory for a home of the same definition.
+    private readonly ConcurrentDictionary<string, Func<Home>> _takeable = new(StringComparer.Ordinal);
+
+    /// <summary>
+    /// The route of a new remote end: it follows its channel when the home moves (it resolves the
+    /// name again and attaches there). A channel this program could host if its home leaves is
+    /// remembered, with <paramref name="create"/> making its home here.
+    /// </summary>
+    private EndRoute RouteFor(EndRequest request, PeerLink link, uint handle, Func<Home> create, bool takeable)
+    {
+        if (request.Kind != NameKind.Any2Any)
+        {
+            // Only an Any2Any channel's home moves (a channel with one reading or writing end lives with it).
+            return new EndRoute(new Route(link, handle), null, request.Name);
+        }
+
+        if (takeable)
+        {
+            _takeable.TryAdd(request.Name, create);
+        }
+
+        return new EndRoute(new Route(link, handle), (from, ct) => ReattachAsync(request, from, ct), request.Name);
+    }
+
+    /// <summary>Attaches the end again at the home the NameServer names now, within the peer timeout.</summary>
+    private async Task<Route> ReattachAsync(EndRequest request, Route from, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        using var bounded = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        bounded.CancelAfter(_runtime.Options.PeerTimeout);
+        try
+        {
+            NameRecord record = await _names!.ResolveRecordAsync(request.Name, bounded.Token).ConfigureAwait(false);
+            if (record.Kind != request.Kind.WireName() || record.ValueType != request.ValueType)
+            {
+                throw NameRules.Mismatch(request.Name, record.Kind, record.ValueType, request.Kind.WireName(), request.ValueType);
+            }
+
+            if (from.Link.IsFailed && string.Equals($"{record.Host}:{record.Port}", from.Link.Target, StringComparison.OrdinalIgnoreCase))
+            {
+                // The link broke and the name still lives there: the home was lost, it did not move.
+                throw new PeerLostException($"The home of '{request.Name}', the program at {from.Link.Target}, was lost (the name did not move).");
+            }
+
+            PeerLink link = await _links!.GetAsync(record.Host, record.Port, bounded.Token).ConfigureAwait(false);
+            uint handle = await link.AttachAsync(request.Name, request.Kind, request.ValueType, request.Role, bounded.Token).ConfigureAwait(false);
+            return new Route(link, handle);
+        }
+        catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new PeerLostException(
+                $"The home of '{request.Name}' moved, and its new home could not be found and attached within {_runtime.Options.PeerTimeout.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout): the program that took it may have left too.",
+                e);
+        }
+    }
+
+    /// <summary>Installs a channel a leaving home offers this program (link.proto, Handover); returns this program's incarnation at the NameServer.</summary>
+    private async Task<string> TakeHomeAsync(Handover handover)
+    {
+        if (Volatile.Read(ref _disposed) != 0 || _names is null)
+        {
+            throw new InvalidOperationException($"{ProgramLabel} is leaving too.");
+        }
+
+        if (!_takeable.TryGetValue(handover.Name, out Func<Home>? create))
+        {
+            throw new InvalidOperationException($"{ProgramLabel} holds no end of '{handover.Name}' that it could host.");
+        }
+
+        Home home = create();
+        if (home.Kind.WireName() != handover.Kind || home.ValueType != handover.ValueType || home.BufferCapacity != handover.BufferCapacity)
+        {
+            throw new InvalidOperationException($"'{handover.Name}' is {handover.Kind} of '{handover.ValueType}' (buffer {handover.BufferCapacity}), not what {ProgramLabel} knows it as.");
+        }
+
+        if (handover.Poisoned)
+        {
+            home.PoisonAsMoved(handover.PoisonMessage);
+        }
+
+        (Home added, bool created) = _runtime.Homes.AddOrJoin(handover.Name, () => home, joinExisting: true);
+        if (!created || !ReferenceEquals(added, home))
+        {
+            throw new InvalidOperationException($"{ProgramLabel} hosts a construct named '{handover.Name}' already.");
+        }
+
+        try
+        {
+            await _names.AdoptAsync(
+                new NameEntry
+                {
+                    Name = handover.Name,
+                    Kind = home.Kind,
+                    ValueType = handover.ValueType,
+                    BufferCapacity = handover.BufferCapacity,
+                    Endpoint = new LinkEndpoint(_advertisedHost, Port),
+                },
+                CancellationToken.None).ConfigureAwait(false);
+        }
+        catch
+        {
+            _runtime.Homes.Remove(home);
+            throw;
+        }
+
+        return _names.PublicIncarnation;
+    }
+
+    /// <summary>
+    /// Hands every channel this program hosts that can move, and that other programs hold ends of,
+    /// to one of those programs; the others stay and are lost with this program, as before.
+    /// </summary>
+    private async Task HandOverHomesAsync()
+    {
+        if (_names is not { } names)
+        {
+            return;
+        }
+
+        List<Task> moves = [];
+        foreach (Home home in _runtime.Homes.Snapshot())
+        {
+            if (home.CanMove)
+            {
+                moves.Add(HomeMover.HandOverAsync(home, _runtime, (name, to, ct) => names.MoveAsync(name, to, ct)));
+            }
+        }
+
+        await Task.WhenAll(moves).ConfigureAwait(false);
+    }
+}

@@ -1,0 +1,131 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using CspNet.Remote.NameServer;
+using CspNet.Remote.Protocol;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Homes;
+
+/// <summary>
+/// One home leaving this program: when its remote operations have stopped (<see cref="Quiet"/>),
+/// and how the operations held back meanwhile are answered (<see cref="Released"/>).
+/// </summary>
+internal sealed class HomeMove
+{
+    private readonly TaskCompletionSource _quiet = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource<string?> _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Completes once no remote operation runs on the home.</summary>
+    internal Task Quiet => _quiet.Task;
+
+    /// <summary>
+    /// Completes once the move is decided: null, the name moved (held operations are answered
+    /// MOVED); otherwise the poison message (no program took the home, which is poisoned).
+    /// </summary>
+    internal Task<string?> Released => _released.Task;
+
+    internal void SignalQuiet() => _quiet.TrySetResult();
+
+    internal void Release(string? poison) => _released.TrySetResult(poison);
+}
+
+/// <summary>
+/// Hands a home that is leaving with its program to a program that holds its ends
+/// (docs/DISTRIBUTED.md, "A moving home"): quiesce, offer, move the name, then release the
+/// operations held back. If no program takes it, the channel is poisoned, never silently lost.
+/// </summary>
+internal static partial class HomeMover
+{
+    internal static async Task HandOverAsync(Home home, IHomeNode node, Func<string, string, CancellationToken, Task<NameEntry>> moveName)
+    {
+        TimeSpan bound = node.Options.PeerTimeout;
+        HomeMove move = home.BeginMove();
+        string? poison = null;
+        try
+        {
+            // Every remote operation not done yet is cancelled at the core, exactly: it either
+            // happened (and is answered as usual) or moved nothing (and is answered MOVED later).
+            foreach (HomeSession holder in home.Holders)
+            {
+                holder.CancelOperationsOn(home);
+            }
+
+            if (!await WithinAsync(move.Quiet, bound).ConfigureAwait(false))
+            {
+                // A selection holds a value or a reader here and has not settled within the bound:
+                // what it set aside goes back to the channel (its later Settle finds nothing).
+                foreach (HomeSession holder in home.Holders)
+                {
+                    holder.DeclineOperationsOn(home);
+                }
+
+                await WithinAsync(move.Quiet, bound).ConfigureAwait(false);
+            }
+
+            Handover offer = home.DescribeForHandover();
+            poison = $"{home.Kind.WireName()} '{home.Name}' is poisoned: its home, {node.ProgramLabel}, left, and no program holding its ends took it over.";
+            foreach (HomeSession holder in home.Holders)
+            {
+                string? taker = await holder.OfferHomeAsync(offer, bound).ConfigureAwait(false);
+                if (taker is null)
+                {
+                    continue;
+                }
+
+                try
+                {
+                    using var call = new CancellationTokenSource(bound);
+                    await moveName(home.Name, taker, call.Token).ConfigureAwait(false);
+                    poison = null;
+                    Log.Moved(node.Logger, home.Name, holder.Peer);
+                    break;
+                }
+#pragma warning disable CA1031 // The next program holding ends is offered the home; if none takes it, the channel is poisoned.
+                catch (Exception e)
+#pragma warning restore CA1031
+                {
+                    Log.MoveFailed(node.Logger, home.Name, holder.Peer, e.Message);
+                }
+            }
+        }
+        finally
+        {
+            node.Homes.Remove(home);
+
+            // This program's own ends cannot follow the channel: they see it poisoned.
+            home.PoisonAsMoved(poison ?? $"{home.Kind.WireName()} '{home.Name}' moved to another program when {node.ProgramLabel} left: the ends of {node.ProgramLabel} cannot follow it.");
+            if (poison is not null)
+            {
+                Log.NotTaken(node.Logger, home.Name);
+            }
+
+            move.Release(poison);
+        }
+    }
+
+    private static async Task<bool> WithinAsync(Task task, TimeSpan bound)
+    {
+        try
+        {
+            await task.WaitAsync(bound).ConfigureAwait(false);
+            return true;
+        }
+        catch (TimeoutException)
+        {
+            return false;
+        }
+    }
+
+    private static partial class Log
+    {
+        [LoggerMessage(20, LogLevel.Information, "The home of '{Name}' moved to {Peer}.")]
+        internal static partial void Moved(ILogger logger, string name, string peer);
+
+        [LoggerMessage(21, LogLevel.Warning, "Moving the home of '{Name}' to {Peer} failed: {Reason}")]
+        internal static partial void MoveFailed(ILogger logger, string name, string peer, string reason);
+
+        [LoggerMessage(22, LogLevel.Warning, "No program holding ends of '{Name}' took its home over: the channel is poisoned.")]
+        internal static partial void NotTaken(ILogger logger, string name);
+    }
+}
