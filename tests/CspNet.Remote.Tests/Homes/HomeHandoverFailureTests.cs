@@ -1,0 +1,78 @@
+using CspNet.Remote.Tests.Named;
+using Grpc.Core;
+using Proto = CspNet.Remote.Protocol;
+
+namespace CspNet.Remote.Tests.Homes;
+
+/// <summary>
+/// A leaving home whose channel no program takes over (docs/DISTRIBUTED.md, "A moving home"): the
+/// program offered it dies on the offer, or names no live program. A raw Link client plays that
+/// program. The channel is poisoned, saying why, the operations held back are answered POISONED,
+/// and the home leaves within the bound: never a silent loss, never a hang.
+/// </summary>
+public sealed class HomeHandoverFailureTests
+{
+    [Fact(Timeout = 60_000)]
+    public async Task Leave_TakerNamesNoLiveProgram_HeldReadAnsweredPoisoned()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<int> local = await home.GetAny2AnyInAsync<int>("orphan");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
+        using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = await AttachReaderAsync(channel, "orphan");
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Read = new Proto.Read { Handle = 1, OpId = 7 } });
+
+        Task leaving = home.DisposeAsync().AsTask();
+        Proto.Handover offer = (await NextAsync(call, f => f.Handover is not null)).Handover;
+        Assert.Equal(("orphan", "int32", false), (offer.Name, offer.ValueType, offer.Poisoned));
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Taken = new Proto.HomeTaken { Name = "orphan", Incarnation = "0123456789abcdef0123456789abcdef" } });
+
+        Proto.Completed read = (await NextAsync(call, f => f.Completed is { OpId: 7 })).Completed;
+        Assert.Equal(Proto.Outcome.Poisoned, read.Outcome);
+        Assert.Contains("no program holding its ends took it over", read.Message, StringComparison.Ordinal);
+        await leaving.WaitAsync(TimeSpan.FromSeconds(20));
+        await Assert.ThrowsAsync<PoisonException>(async () => await local.ReadAsync());
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Leave_TakerDiesOnTheOffer_ChannelPoisonedAndTheHomeLeavesWithinTheBound()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<int> local = await home.GetAny2AnyInAsync<int>("orphan");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
+        using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = await AttachReaderAsync(channel, "orphan");
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Read = new Proto.Read { Handle = 1, OpId = 7 } });
+
+        Task leaving = home.DisposeAsync().AsTask();
+        await NextAsync(call, f => f.Handover is not null);
+        call.Dispose(); // the taker dies before it answers
+
+        await leaving.WaitAsync(TimeSpan.FromSeconds(20));
+        PoisonException poisoned = await Assert.ThrowsAsync<PoisonException>(async () => await local.ReadAsync());
+        Assert.Contains("no program holding its ends took it over", poisoned.Message, StringComparison.Ordinal);
+    }
+
+    private static async Task<AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame>> AttachReaderAsync(Grpc.Net.Client.GrpcChannel channel, string name)
+    {
+        AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = new Proto.Link.LinkClient(channel).Connect();
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1 } });
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Attach = new Proto.Attach { Handle = 1, Name = name, Kind = "Any2Any", ValueType = "int32", Role = Proto.Role.Reader } });
+        Proto.Attached attached = (await NextAsync(call, f => f.Attached is not null)).Attached;
+        Assert.Equal(0, attached.Status);
+        return call;
+    }
+
+    private static async Task<Proto.HomeFrame> NextAsync(AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call, Func<Proto.HomeFrame, bool> wanted)
+    {
+        while (await call.ResponseStream.MoveNext(CancellationToken.None))
+        {
+            if (wanted(call.ResponseStream.Current))
+            {
+                return call.ResponseStream.Current;
+            }
+        }
+
+        throw new InvalidOperationException("The home's stream ended before the frame the test waits for.");
+    }
+}
