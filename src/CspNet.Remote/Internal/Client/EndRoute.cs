@@ -73,6 +73,45 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
         return await following.WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Poisons the channel at its home. An end that follows moves asks for an answer and, if the
+    /// home moved before it applied the poison, poisons the channel at its new home; others send
+    /// the poison without waiting, as before (a lost link throws <see cref="PeerLostException"/>).
+    /// </summary>
+    internal void Poison()
+    {
+        Route at = Current;
+        if (reattach is null)
+        {
+            at.Link.Poison(at.Handle);
+            return;
+        }
+
+        _ = PoisonFollowingAsync(at);
+    }
+
+    private async Task PoisonFollowingAsync(Route at)
+    {
+        for (int moves = 1; ; moves++)
+        {
+            PendingOp op = at.Link.Begin();
+            at.Link.Send(new Protocol.ClientFrame { Poison = new Protocol.Poison { Handle = at.Handle, OpId = op.Id } });
+            if (!Follows(await op.Task.ConfigureAwait(false)))
+            {
+                return;
+            }
+
+            try
+            {
+                at = await FollowAsync(at, moves, CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (PeerLostException)
+            {
+                return; // the channel's home is lost: its parties learn that from their own operations
+            }
+        }
+    }
+
     private async Task<Route> AttachAsync(Route from)
     {
         Route next;

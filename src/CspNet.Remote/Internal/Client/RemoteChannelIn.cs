@@ -165,8 +165,7 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
     public override void Poison()
     {
         _detachment.ThrowIfDetached();
-        Route at = route.Current;
-        at.Link.Poison(at.Handle);
+        route.Poison();
     }
 
     protected internal override bool Prepare(GuardSite site)

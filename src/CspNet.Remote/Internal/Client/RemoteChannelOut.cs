@@ -273,8 +273,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     public override void Poison()
     {
         _detachment.ThrowIfDetached();
-        Route at = _route.Current;
-        at.Link.Poison(at.Handle);
+        _route.Poison();
 
         // Credited writes would not hear of it from the home in time: fail them here, as the
         // home would fail a plain write after this poison.

@@ -198,11 +198,7 @@ internal sealed partial class HomeSession
 
                 break;
             case ClientFrame.BodyOneofCase.Poison:
-                if (_ends.TryGetValue(frame.Poison.Handle, out HomeEnd? end))
-                {
-                    InOrder(frame.Poison.Handle, end, static end => end.Poison());
-                }
-
+                Poison(frame.Poison);
                 break;
             case ClientFrame.BodyOneofCase.Watch:
                 Start(frame.Watch.OpId, frame.Watch.Handle, static (end, ct, s) => end.WatchAsync(() => s.session.Send(new HomeFrame { Ready = new Ready { OpId = s.opId } }), ct), (session: this, opId: frame.Watch.OpId));
@@ -248,6 +244,50 @@ internal sealed partial class HomeSession
             default:
                 throw new RpcException(new Status(StatusCode.InvalidArgument, $"Unexpected frame {frame.BodyCase} on a Link stream."));
         }
+    }
+
+    /// <summary>
+    /// Poisons the construct of an end, after the credited values queued on it. A poison with an
+    /// op_id is answered; on a home that is moving it is not applied here, where it would stay
+    /// behind, but answered MOVED once the home has moved, and the client sends it there. It counts
+    /// as an operation on the home, so that a move describes the channel only after it.
+    /// </summary>
+    private void Poison(Poison poison)
+    {
+        ulong opId = poison.OpId;
+        if (opId != 0)
+        {
+            RequireNew(opId);
+        }
+
+        if (!_ends.TryGetValue(poison.Handle, out HomeEnd? end))
+        {
+            if (opId != 0)
+            {
+                Complete(opId, new OpResult(Outcome.Error, StatusCode.NotFound, $"Handle {poison.Handle} is not attached on this stream."));
+            }
+
+            return;
+        }
+
+        Home? home = end.Home;
+        home?.OperationStarted();
+        if (opId != 0 && home?.Move is { } moving)
+        {
+            home.OperationEnded();
+            _ = AnswerAfterMoveAsync(opId, moving);
+            return;
+        }
+
+        InOrder(poison.Handle, end, e =>
+        {
+            e.Poison();
+            home?.OperationEnded();
+            if (opId != 0)
+            {
+                Complete(opId, OpResult.Ok);
+            }
+        });
     }
 
     /// <summary>The frames of a batch, in order, each as if it had come alone.</summary>
