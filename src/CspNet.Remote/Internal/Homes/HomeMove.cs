@@ -1,4 +1,6 @@
 using System;
+using System.Collections.Generic;
+using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.NameServer;
@@ -15,6 +17,7 @@ internal sealed class HomeMove
 {
     private readonly TaskCompletionSource _quiet = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource<string?> _released = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly System.Collections.Concurrent.ConcurrentQueue<Task> _answers = new(); // the held operations' answers
 
     /// <summary>Completes once no remote operation runs on the home.</summary>
     internal Task Quiet => _quiet.Task;
@@ -28,6 +31,16 @@ internal sealed class HomeMove
     internal void SignalQuiet() => _quiet.TrySetResult();
 
     internal void Release(string? poison) => _released.TrySetResult(poison);
+
+    /// <summary>Keeps the task that answers a held operation, so that the move can wait for the answers to be sent.</summary>
+    internal Task Track(Task answering)
+    {
+        _answers.Enqueue(answering);
+        return answering;
+    }
+
+    /// <summary>Completes once the answers of the operations held so far have been handed to their streams.</summary>
+    internal Task AnswersSent => Task.WhenAll(_answers);
 }
 
 /// <summary>
@@ -41,6 +54,7 @@ internal static partial class HomeMover
     {
         TimeSpan bound = node.Options.PeerTimeout;
         HomeMove move = home.BeginMove();
+        IReadOnlyList<HomeSession> holders = home.Holders;
         string? poison = null;
         try
         {
@@ -101,6 +115,18 @@ internal static partial class HomeMover
             }
 
             move.Release(poison);
+        }
+
+        // The held answers leave before this program goes on to close its streams: a client whose
+        // operation was answered MOVED follows the move rather than seeing its link end first.
+        try
+        {
+            await move.AnswersSent.WaitAsync(bound).ConfigureAwait(false);
+            await Task.WhenAll(holders.Select(h => h.WhenAnswersWritten())).WaitAsync(bound).ConfigureAwait(false);
+        }
+        catch (TimeoutException)
+        {
+            // A client that does not read its answers: its link ends with the program, as any would.
         }
     }
 

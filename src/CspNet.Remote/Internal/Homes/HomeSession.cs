@@ -987,7 +987,9 @@ internal sealed partial class HomeSession
     /// MOVED after the name has moved (so the client finds the new home when it resolves the name
     /// again), POISONED if no program took the home.
     /// </summary>
-    private async Task AnswerAfterMoveAsync(ulong opId, HomeMove move)
+    private Task AnswerAfterMoveAsync(ulong opId, HomeMove move) => move.Track(AnswerWhenMovedAsync(opId, move));
+
+    private async Task AnswerWhenMovedAsync(ulong opId, HomeMove move)
     {
         string? poison = await move.Released.ConfigureAwait(false);
         if (!_closed.IsCancellationRequested)
@@ -998,6 +1000,9 @@ internal sealed partial class HomeSession
 
     /// <summary>The program at the other end, for messages.</summary>
     internal string Peer => _peer;
+
+    /// <summary>Completes when the answers sent so far on this stream are written (or the stream ended).</summary>
+    internal Task WhenAnswersWritten() => _out?.WhenWritten() ?? Task.CompletedTask;
 
     /// <summary>Cancels every operation running on <paramref name="home"/> (its move began); called from any thread.</summary>
     internal void CancelOperationsOn(Home home)

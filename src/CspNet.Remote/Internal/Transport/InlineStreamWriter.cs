@@ -44,6 +44,7 @@ internal sealed class InlineStreamWriter<T>
     private bool _closed; // no more frames are accepted (completed, or the stream failed)
     private TaskCompletionSource? _drained; // set by CompleteAsync while a write is in progress
     private TaskCompletionSource? _room; // set by WhenRoom while more than the limit are queued
+    private TaskCompletionSource? _idle; // set by WhenWritten while a write is in progress
 
     /// <param name="output">The stream.</param>
     /// <param name="cancellationToken">Cancels writes in progress: the stream is ending.</param>
@@ -124,6 +125,15 @@ internal sealed class InlineStreamWriter<T>
         }
     }
 
+    /// <summary>Completes when the frames accepted so far are written (or the stream failed); accepts more meanwhile.</summary>
+    internal Task WhenWritten()
+    {
+        lock (_lock)
+        {
+            return !_writing ? Task.CompletedTask : (_idle ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+        }
+    }
+
     /// <summary>Accepts no more frames; completes when the frames already accepted are written (or the stream failed).</summary>
     internal Task CompleteAsync()
     {
@@ -189,7 +199,7 @@ internal sealed class InlineStreamWriter<T>
             return true;
         }
 
-        TaskCompletionSource? drained, room;
+        TaskCompletionSource? drained, room, idle;
         lock (_lock)
         {
             Failure ??= write.Exception?.InnerException ?? new OperationCanceledException(_cancellationToken);
@@ -199,9 +209,12 @@ internal sealed class InlineStreamWriter<T>
             drained = _drained;
             room = _room;
             _room = null;
+            idle = _idle;
+            _idle = null;
         }
 
         drained?.TrySetResult();
+        idle?.TrySetResult();
         room?.TrySetResult();
         return false;
     }
@@ -209,7 +222,7 @@ internal sealed class InlineStreamWriter<T>
     /// <summary>Gives up the write turn if nothing is queued; false if frames wait (the caller keeps the turn and drains them).</summary>
     private bool TryStop()
     {
-        TaskCompletionSource? drained;
+        TaskCompletionSource? drained, idle;
         lock (_lock)
         {
             if (_queue.Count > 0)
@@ -219,15 +232,18 @@ internal sealed class InlineStreamWriter<T>
 
             _writing = false;
             drained = _drained;
+            idle = _idle;
+            _idle = null;
         }
 
         drained?.TrySetResult();
+        idle?.TrySetResult();
         return true;
     }
 
     private bool TryNext([NotNullWhen(true)] out T? frame, out bool moreWaiting)
     {
-        TaskCompletionSource? drained = null, room;
+        TaskCompletionSource? drained = null, room, idle = null;
         lock (_lock)
         {
             AssertInvariants();
@@ -244,6 +260,8 @@ internal sealed class InlineStreamWriter<T>
             {
                 _writing = false;
                 drained = _drained;
+                idle = _idle;
+                _idle = null;
                 room = _room; // empty: any waiter has room
                 _room = null;
                 moreWaiting = false;
@@ -259,6 +277,7 @@ internal sealed class InlineStreamWriter<T>
         }
 
         drained?.TrySetResult();
+        idle?.TrySetResult();
         return false;
     }
 
