@@ -8,7 +8,6 @@ using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
-using CspNet.Remote.Protocol;
 
 namespace CspNet.Remote;
 
@@ -74,7 +73,7 @@ public sealed partial class CspNode
     }
 
     /// <summary>Installs a channel a leaving home offers this program (link.proto, Handover); returns this program's incarnation at the NameServer.</summary>
-    private async Task<string> TakeHomeAsync(Handover handover)
+    private async Task<string> TakeHomeAsync(Protocol.Handover handover)
     {
         if (Volatile.Read(ref _disposed) != 0 || _names is null)
         {

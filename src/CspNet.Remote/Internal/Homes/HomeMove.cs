@@ -3,8 +3,8 @@ using System.Collections.Generic;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
+using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
-using CspNet.Remote.Protocol;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal.Homes;
@@ -77,7 +77,7 @@ internal static partial class HomeMover
                 await WithinAsync(move.Quiet, bound).ConfigureAwait(false);
             }
 
-            Handover offer = home.DescribeForHandover();
+            Protocol.Handover offer = home.DescribeForHandover();
             poison = $"{home.Kind.WireName()} '{home.Name}' is poisoned: its home, {node.ProgramLabel}, left, and no program holding its ends took it over.";
             foreach (HomeSession holder in home.Holders)
             {
