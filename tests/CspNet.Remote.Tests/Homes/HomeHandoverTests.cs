@@ -111,14 +111,14 @@ public sealed class HomeHandoverTests
         await using TestSystem system = await TestSystem.StartAsync();
         ChildNode home = await HomeAsync(system, "sick");
         CspNode node = await system.NodeAsync("poisoner");
-        AltingChannelOut<int> output = await node.GetAny2AnyOutAsync<int>("sick");
-        output.Poison();
-        var poisoned = await Assert.ThrowsAsync<PoisonException>(async () => await output.WriteAsync(1));
+        AltingChannelIn<int> input = await node.GetAny2AnyInAsync<int>("sick");
+        input.Poison();
+        var poisoned = await Assert.ThrowsAsync<PoisonException>(async () => await input.ReadAsync());
 
         await LeaveAsync(home);
 
         // Answered by the new home, which came poisoned: not a lost program, not a channel poisoned for want of a taker.
-        var moved = await Assert.ThrowsAsync<PoisonException>(async () => await output.WriteAsync(2));
+        var moved = await Assert.ThrowsAsync<PoisonException>(async () => await input.ReadAsync());
         Assert.Equal(poisoned.Message, moved.Message);
     }
 
