@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Security.Cryptography.X509Certificates;
 using CspNet.Remote.Tests.MultiHost;
@@ -18,7 +19,21 @@ internal sealed class Cluster : IAsyncDisposable
     private readonly List<Child> _children = [];
     private readonly string _clusterKey = Convert.ToHexString(RandomNumberGenerator.GetBytes(16));
 
-    private Cluster(NetworkNamespaceRig rig) => Rig = rig;
+    private readonly PosixSignalRegistration[] _stopSignals;
+    private int _disposed;
+
+    private Cluster(NetworkNamespaceRig rig)
+    {
+        Rig = rig;
+
+        // Ctrl+C or a kill of the harness must not leave a hundred programs, etcd and the
+        // namespaces behind: tear everything down first, then let the signal end the process.
+        _stopSignals = [.. new[] { PosixSignal.SIGINT, PosixSignal.SIGTERM }.Select(signal => PosixSignalRegistration.Create(signal, _ =>
+        {
+            Console.Error.WriteLine($"{signal}: stopping every program and removing the hosts");
+            DisposeAsync().AsTask().GetAwaiter().GetResult();
+        }))];
+    }
 
     internal NetworkNamespaceRig Rig { get; }
 
@@ -67,13 +82,28 @@ internal sealed class Cluster : IAsyncDisposable
     internal Child Start(ProcessStartInfo start, string label)
     {
         Child child = Child.Start(start, label);
-        _children.Add(child);
+        lock (_children)
+        {
+            _children.Add(child);
+        }
+
         return child;
     }
 
     public async ValueTask DisposeAsync()
     {
-        foreach (Child child in _children)
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        Child[] children;
+        lock (_children)
+        {
+            children = [.. _children];
+        }
+
+        foreach (Child child in children)
         {
             await child.DisposeAsync();
         }
@@ -81,6 +111,10 @@ internal sealed class Cluster : IAsyncDisposable
         await Rig.DisposeAsync();
         _certificates.Dispose();
         _files.Delete(recursive: true);
+        foreach (PosixSignalRegistration registration in _stopSignals)
+        {
+            registration.Dispose();
+        }
     }
 
     /// <summary>The NameServer program built beside this one (same configuration and framework).</summary>

@@ -11,7 +11,7 @@ namespace CspNet.MultiHost;
 /// </summary>
 internal static class Node
 {
-    internal static async Task<int> RunAsync(CspNodeOptions options, Uri? replica, int index, int programs, int names, int values)
+    internal static async Task<int> RunAsync(CspNodeOptions options, Uri? replica, int index, int programs, int names, int values, TimeSpan peerTimeout)
     {
         var steps = new StepClock(options.LoggerFactory);
         options.LoggerFactory = steps;
@@ -22,8 +22,9 @@ internal static class Node
         // again; the run measures what comes after the start, so the start may take this long.
         options.NameServerTimeout = TimeSpan.FromMinutes(3);
 
-        // Many programs setting up links at once on a few cores take longer than the default 5 s.
-        options.PeerTimeout = TimeSpan.FromSeconds(30);
+        // Many programs setting up links at once on a few cores take longer than the default 5 s
+        // (100 programs on 2 cores: over 30 s for some TLS and link set-ups).
+        options.PeerTimeout = peerTimeout;
         if (replica is not null)
         {
             options.NameServerReplicas.Add(replica);

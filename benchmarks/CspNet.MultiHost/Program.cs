@@ -30,15 +30,16 @@ var values = Cli.IntCount("--values", "values written on every channel in the tr
 var pools = Cli.IntCount("--pools", "worker pools registered (on the first programs) and looked up by every program", 20, 0, 2000);
 var soak = Cli.IntCount("--soak-seconds", "then keep every channel busy this long (0: no soak)", 0, 0, 86_400);
 var sample = Cli.IntCount("--sample-seconds", "during the soak, memory sampled this often", 30, 1, 3600);
+var peerTimeout = Cli.IntCount("--peer-timeout", "the programs' PeerTimeout in seconds: raise it where the programs far outnumber the cores", 30, 1, 3600);
 var scale = new Command("scale", "Register, resolve, traffic and NameServer failover with many programs on many hosts.")
 {
-    registry, hosts, programs, channels, values, pools, soak, sample,
+    registry, hosts, programs, channels, values, pools, soak, sample, peerTimeout,
 };
 scale.SetAction(result => Cli.Report(async () =>
 {
     foreach (string kind in result.GetValue(registry)!.Value)
     {
-        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(pools), result.GetValue(soak), result.GetValue(sample));
+        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(pools), result.GetValue(soak), result.GetValue(sample), result.GetValue(peerTimeout));
     }
 
     return 0;
@@ -93,7 +94,7 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
 
     async Task<int> RunChosenRoleAsync() => role switch
     {
-        "node" => await Node.RunAsync(Options(), Get("--replica") is { } replica ? new Uri(replica) : null, Int("--index"), Int("--programs"), Int("--names"), Int("--values")),
+        "node" => await Node.RunAsync(Options(), Get("--replica") is { } replica ? new Uri(replica) : null, Int("--index"), Int("--programs"), Int("--names"), Int("--values"), TimeSpan.FromSeconds(Int("--peer-timeout"))),
         "fill-read" => await Fill.NamedReadAsync(Options(), Get("--name")!, Int("--seconds")),
         "fill-write" => await Fill.NamedWriteAsync(Options(), Get("--name")!, Int("--size")),
         "tcp-read" => await Fill.TcpReadAsync(address, rest.Contains("--tls") ? certificate : null, Int("--seconds")),

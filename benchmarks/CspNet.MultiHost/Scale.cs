@@ -15,11 +15,11 @@ internal static class Scale
     // make the NameServer's first calls miss their deadline (programs then fail over at start).
     private const int StartingAtOnce = 8;
 
-    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int pools, int soakSeconds, int sampleSeconds)
+    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int pools, int soakSeconds, int sampleSeconds, int peerTimeoutSeconds)
     {
         int names = Math.Max(1, channels / programs);
         pools = Math.Min(pools, programs);
-        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), {pools} worker pools, registry: {registry}; {Load()}");
+        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), {pools} worker pools, registry: {registry}; PeerTimeout {peerTimeoutSeconds} s; {Load()}");
         await using Cluster cluster = await Cluster.CreateAsync(hosts + 2);
         string[] registryArguments = [];
         (string Url, Child Process, string DataDir)? etcd = null;
@@ -54,7 +54,8 @@ internal static class Scale
                     "node",
                     "--nameserver", cluster.NameServerUri(0).ToString(), "--replica", cluster.NameServerUri(1).ToString(),
                     "--index", i.ToString(CultureInfo.InvariantCulture), "--programs", programs.ToString(CultureInfo.InvariantCulture),
-                    "--names", names.ToString(CultureInfo.InvariantCulture), "--values", values.ToString(CultureInfo.InvariantCulture));
+                    "--names", names.ToString(CultureInfo.InvariantCulture), "--values", values.ToString(CultureInfo.InvariantCulture),
+                    "--peer-timeout", peerTimeoutSeconds.ToString(CultureInfo.InvariantCulture));
                 nodes.Add(node);
                 ready.Add(ReadyAsync(node));
             }

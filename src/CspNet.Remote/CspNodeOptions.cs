@@ -45,6 +45,8 @@ public sealed class CspNodeOptions
     /// How long a peer program (or the NameServer) may stay silent before every party blocked on it
     /// fails with <see cref="PeerLostException"/>. Default 5 seconds. A program that exits or is killed
     /// is noticed at once; this bound covers a machine or network that disappears without a word.
+    /// It also bounds setting up a link (connecting, and with TLS the handshake, which this program's
+    /// server allows at least 10 seconds): raise it where programs far outnumber the cores.
     /// </summary>
     public TimeSpan PeerTimeout { get; set; } = TimeSpan.FromSeconds(5);
 

@@ -72,6 +72,7 @@ public static class WorkerPoolServiceCollectionExtensions
                 listen.UseHttps(https =>
                 {
                     https.ServerCertificate = certificate;
+                    https.HandshakeTimeout = NodeTransport.HandshakeTimeout(options.PeerTimeout);
                     if (options.ClientCertificateAuthority is not null)
                     {
                         // Asked for, checked by PoolTokenInterceptor: a caller without a good certificate

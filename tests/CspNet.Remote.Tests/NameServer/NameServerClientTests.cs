@@ -438,6 +438,105 @@ public abstract class NameServerClientTests(EtcdFixture? etcd) : RegistryTests(e
         }
     }
 
+    [RegistryFact(Timeout = 30000)]
+    public async Task StartAsync_FirstConnectionTimesOut_TriesAgainAndOpensTheLease()
+    {
+        await using NameServerHost host = await StartHostAsync();
+
+        // The first connection never gets through (as to a NameServer too loaded to accept in
+        // time): the handler gives up after its ConnectTimeout and the call fails as CANCELLED,
+        // though nobody cancelled it. Later connections go through.
+        int connects = 0;
+        using var handler = new SocketsHttpHandler
+        {
+            ConnectTimeout = TimeSpan.FromMilliseconds(200),
+            ConnectCallback = async (context, cancellationToken) =>
+            {
+                if (Interlocked.Increment(ref connects) == 1)
+                {
+                    await Task.Delay(Timeout.Infinite, cancellationToken);
+                }
+
+                var socket = new System.Net.Sockets.Socket(System.Net.Sockets.SocketType.Stream, System.Net.Sockets.ProtocolType.Tcp) { NoDelay = true };
+                await socket.ConnectAsync(context.DnsEndPoint, cancellationToken);
+                return new System.Net.Sockets.NetworkStream(socket, ownsSocket: true);
+            },
+        };
+        await using var client = new NameServerClient(host.Uri, new LinkEndpoint("127.0.0.1", 7001), "client-7001", new NameServerClientOptions
+        {
+            HttpHandler = handler,
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+
+        await client.StartAsync(CancellationToken.None);
+        await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+
+        Assert.True(Volatile.Read(ref connects) >= 2);
+        Assert.Equal(client.PublicIncarnation, (await host.Registry.ResolveAsync("numbers", TimeSpan.Zero))?.Incarnation);
+    }
+
+    [RegistryFact(Timeout = 60000)]
+    public async Task RenewLoop_NewLeaseRefusedOnce_GoesOnAndRegistersTheNamesAgain()
+    {
+        // Short leases: the client renews every third of the time to live, its own loop doing it.
+        var options = new NameServerHostOptions();
+        options.NameServer.LeaseTtl = TimeSpan.FromSeconds(2);
+        await using NameServerHost host = await StartHostAsync(options);
+        using var handler = new RefuseOpenLeaseHandler(new SocketsHttpHandler());
+        await using var client = new NameServerClient(host.Uri, new LinkEndpoint("127.0.0.1", 7001), "client-7001", new NameServerClientOptions
+        {
+            HttpHandler = handler,
+            InitialBackoff = TimeSpan.FromMilliseconds(10),
+        });
+        await client.StartAsync(CancellationToken.None);
+        await client.RegisterAsync(Numbers, returnExisting: false, CancellationToken.None);
+
+        // The lease goes; the renewal that finds it gone asks for a new one and is refused (a
+        // NameServer at capacity), which is not an RPC failure the client retries by itself.
+        handler.RefuseNextOpenLease();
+        string lost = client.Incarnation;
+        await host.Registry.CloseLeaseAsync(lost);
+        await handler.Refused.WaitAsync(TimeSpan.FromSeconds(20));
+
+        // The loop must go on: the next renewal opens a lease and registers the name again.
+        NameEntry? again = await host.Registry.ResolveAsync("numbers", TimeSpan.FromSeconds(20));
+        Assert.NotNull(again);
+        Assert.Equal(client.PublicIncarnation, again.Incarnation);
+        Assert.NotEqual(lost, client.Incarnation);
+    }
+
+    /// <summary>Once armed, answers the next OpenLease with RESOURCE_EXHAUSTED (as a NameServer at its lease limit does) without passing it on.</summary>
+    private sealed class RefuseOpenLeaseHandler(HttpMessageHandler inner) : DelegatingHandler(inner)
+    {
+        private readonly TaskCompletionSource _refused = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        private int _armed;
+
+        internal Task Refused => _refused.Task;
+
+        internal void RefuseNextOpenLease() => Volatile.Write(ref _armed, 1);
+
+        protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage request, CancellationToken cancellationToken)
+        {
+            if (!request.RequestUri!.AbsolutePath.EndsWith("/OpenLease", StringComparison.Ordinal) || Interlocked.Exchange(ref _armed, 0) == 0)
+            {
+                return base.SendAsync(request, cancellationToken);
+            }
+
+            // A trailers-only gRPC answer: the status in the response headers, no message.
+            var response = new HttpResponseMessage(System.Net.HttpStatusCode.OK)
+            {
+                Version = System.Net.HttpVersion.Version20,
+                RequestMessage = request,
+                Content = new ByteArrayContent([]),
+            };
+            response.Content.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/grpc");
+            response.Headers.Add("grpc-status", ((int)Grpc.Core.StatusCode.ResourceExhausted).ToString(System.Globalization.CultureInfo.InvariantCulture));
+            response.Headers.Add("grpc-message", "too many leases");
+            _refused.TrySetResult();
+            return Task.FromResult(response);
+        }
+    }
+
     /// <summary>Once armed and a lease opened, holds Register calls until <c>count</c> are in flight at once (or 2 s passed).</summary>
     private sealed class RegistrationsAtOnceHandler(HttpMessageHandler inner) : DelegatingHandler(inner)
     {

@@ -131,6 +131,10 @@ internal sealed class NodeServer : IAsyncDisposable
         listen.UseHttps(https =>
         {
             https.ServerCertificate = certificate;
+
+            // Kestrel's own 10 s drops handshakes on a loaded machine, which the peer sees as a
+            // lost program; a handshake may take as long as any answer from a peer may.
+            https.HandshakeTimeout = NodeTransport.HandshakeTimeout(options.PeerTimeout);
             if (options.TrustedCertificate is { } authority)
             {
                 // Mutual TLS: only programs with a certificate from the cluster's authority get in.

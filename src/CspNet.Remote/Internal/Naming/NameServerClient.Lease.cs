@@ -108,8 +108,12 @@ internal sealed partial class NameServerClient
             {
                 return;
             }
-            catch (Exception e) when (e is RpcException or NameServerUnavailableException or LeaseNotFoundException)
+            catch (Exception e) when (!cancellationToken.IsCancellationRequested)
             {
+                // Whatever a renewal met (an unreachable NameServer, a new lease refused, a lease
+                // gone again between opening it and registering under it), the loop goes on: if it
+                // ended, the lease would expire and this program's names with it, and programs
+                // waiting for those names would wait forever.
                 failed = true;
                 LogRenewFailed(_logger, NameServer, e.Message);
             }

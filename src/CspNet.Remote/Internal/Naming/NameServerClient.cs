@@ -544,11 +544,28 @@ internal sealed partial class NameServerClient : IAsyncDisposable
     /// under the call (it stopped or restarted) as INTERNAL with the HTTP failure attached, and a
     /// connection the handler tore down under the call (a keep-alive ping unanswered in time, as
     /// on a machine too loaded to answer) as INTERNAL with the connection's content or stream
-    /// already disposed. Each says nothing about the call itself: it is tried again.
+    /// already disposed. A connection not established within the handler's ConnectTimeout (a
+    /// NameServer too loaded to accept or finish the TLS handshake in time) comes as CANCELLED,
+    /// though nobody cancelled the call, with a <see cref="TimeoutException"/> inside. Each says
+    /// nothing about the call itself: it is tried again.
     /// </remarks>
     private static bool IsUnreachable(RpcException e) =>
         e.StatusCode == StatusCode.Unavailable
-        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException or ObjectDisposedException);
+        || (e.StatusCode == StatusCode.Internal && e.Status.DebugException is HttpRequestException or IOException or ObjectDisposedException)
+        || (e.StatusCode == StatusCode.Cancelled && IsConnectTimeout(e.Status.DebugException));
+
+    private static bool IsConnectTimeout(Exception? e)
+    {
+        for (; e is not null; e = e.InnerException)
+        {
+            if (e is TimeoutException)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 
     /// <summary>Turns a status the caller cannot handle into the exception the public surface documents.</summary>
     private Exception Translate(RpcException e) => e.StatusCode switch

@@ -29,6 +29,14 @@ internal static class NodeTransport
         peerTimeout / 2 < TimeSpan.FromSeconds(1) ? TimeSpan.FromSeconds(1) : peerTimeout / 2;
 
     /// <summary>
+    /// How long this program's server waits for a peer's TLS handshake: Kestrel's default (10 s),
+    /// or the peer timeout where a program allows its peers longer (a loaded machine), since a
+    /// dropped handshake is a lost program to the peer.
+    /// </summary>
+    internal static TimeSpan HandshakeTimeout(TimeSpan peerTimeout) =>
+        peerTimeout > TimeSpan.FromSeconds(10) ? peerTimeout : TimeSpan.FromSeconds(10);
+
+    /// <summary>
     /// A client handler whose connections fail within about <see cref="CspNodeOptions.PeerTimeout"/>
     /// when the peer's machine or network is gone (keep-alive pings); a peer that exits is noticed
     /// at once by the connection reset.
