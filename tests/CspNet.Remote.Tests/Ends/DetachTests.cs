@@ -207,6 +207,27 @@ public sealed class DetachTests
         await AssertNextIsSentinelAsync(atHome, localWriter);
     }
 
+    [Fact(Timeout = Timeout)]
+    public async Task DetachAsync_SelectionChoseAValueNotReadYet_RefusesUntilTheValueIsRead()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        CspNode user = await system.NodeAsync("user");
+        AltingChannelOut<int> output = await home.GetOne2AnyOutAsync<int>("chosen");
+        AltingChannelIn<int> input = await user.GetOne2AnyInAsync<int>("chosen");
+
+        Task write = output.WriteAsync(5).AsTask();
+        Assert.Equal(0, await new Alternative([input]).SelectAsync());
+
+        // The selection took the value at the home: detaching now would drop it.
+        InvalidOperationException refused = await Assert.ThrowsAsync<InvalidOperationException>(() => user.DetachAsync(input));
+        Assert.Contains("read it", refused.Message, StringComparison.Ordinal);
+        Assert.Equal(5, await input.ReadAsync());
+        await write;
+        await user.DetachAsync(input);
+        await Assert.ThrowsAsync<ObjectDisposedException>(async () => await input.ReadAsync());
+    }
+
     /// <summary>Whether <paramref name="input"/> holds nothing from a detached end: a local writer's sentinel is the next value read.</summary>
     private static async Task AssertNextIsSentinelAsync(AltingChannelIn<int> input, AltingChannelOut<int> local)
     {

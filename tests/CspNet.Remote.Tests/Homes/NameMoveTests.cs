@@ -120,15 +120,19 @@ public sealed class EtcdNameMoveTests(EtcdFixture etcd) : NameMoveContractTests,
         EtcdNameRegistryTests.Create(await etcd.GetAsync(), EtcdNameRegistryTests.NewPrefix());
 }
 
-/// <summary>The move over the protocol: a program hands its name to another, which keeps it across a NameServer restart.</summary>
-public sealed class NameServerClientMoveTests
+/// <summary>
+/// The move over the protocol, on NameServers of each registry: a program hands its name to
+/// another, which keeps it across a NameServer restart (on etcd, a NameServer on a new prefix: a
+/// table lost as an in-memory one is).
+/// </summary>
+public abstract class NameServerClientMoveTests(EtcdFixture? etcd) : RegistryTests(etcd)
 {
     private static readonly NameEntry Jobs = new() { Name = "jobs", Kind = NameKind.One2Any, ValueType = "int32", BufferCapacity = 4 };
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task MoveAsync_ToAnotherProgram_ResolvesThereAndOnlyTheNewHolderRegistersItAgainAfterARestart()
     {
-        NameServerHost first = await NameServerHost.StartAsync();
+        NameServerHost first = await StartHostAsync();
         int port = first.Port;
         await using NameServerClient oldHome = await NameServerClientTests.StartedClientAsync(first.Uri, 7001);
         await using NameServerClient newHome = await NameServerClientTests.StartedClientAsync(first.Uri, 7002);
@@ -141,7 +145,7 @@ public sealed class NameServerClientMoveTests
 
         // A NameServer that restarts learns the name again from its new holder, never from the old one.
         await first.DisposeAsync();
-        await using NameServerHost second = await NameServerHost.StartAsync(new NameServerHostOptions { Port = port });
+        await using NameServerHost second = await StartHostAsync(new NameServerHostOptions { Port = port });
         await oldHome.RenewOnceAsync(CancellationToken.None);
         Assert.Null(await second.Registry.ResolveAsync("jobs", TimeSpan.Zero));
         await newHome.RenewOnceAsync(CancellationToken.None);
@@ -150,10 +154,10 @@ public sealed class NameServerClientMoveTests
         Assert.Equal(4, again?.BufferCapacity);
     }
 
-    [Fact(Timeout = 30000)]
+    [RegistryFact(Timeout = 30000)]
     public async Task MoveAsync_NameOfAnotherProgram_ThrowsNameMoveRefusedAndTheNameStays()
     {
-        await using NameServerHost host = await NameServerHost.StartAsync();
+        await using NameServerHost host = await StartHostAsync();
         await using NameServerClient owner = await NameServerClientTests.StartedClientAsync(host.Uri, 7001);
         await using NameServerClient other = await NameServerClientTests.StartedClientAsync(host.Uri, 7002);
         await owner.RegisterAsync(Jobs, returnExisting: false, CancellationToken.None);
@@ -164,3 +168,10 @@ public sealed class NameServerClientMoveTests
         Assert.Equal(owner.PublicIncarnation, (await host.Registry.ResolveAsync("jobs", TimeSpan.Zero))?.Incarnation);
     }
 }
+
+/// <summary>The move over the protocol on NameServers that keep their table in memory (the default).</summary>
+public sealed class InMemoryNameServerClientMoveTests() : NameServerClientMoveTests(null);
+
+/// <summary>The move over the protocol on NameServers that keep their table in one etcd for the class.</summary>
+[RequiresEtcd]
+public sealed class EtcdNameServerClientMoveTests(EtcdFixture etcd) : NameServerClientMoveTests(etcd), IClassFixture<EtcdFixture>;

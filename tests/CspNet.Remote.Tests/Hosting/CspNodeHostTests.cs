@@ -1,5 +1,6 @@
 using CspNet.NameServer;
 using CspNet.Remote.Hosting;
+using CspNet.Remote.Tests.NameServer;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -12,14 +13,14 @@ namespace CspNet.Remote.Tests.Hosting;
 /// in this process. The nodes are not CspManager's (isCspManagerNode: false), so these tests run
 /// beside the others; the CspManager case is in CspManagerTests.
 /// </summary>
-public sealed class CspNodeHostTests
+public sealed class CspNodeHostTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     private const int Timeout = 30_000;
 
     [Fact(Timeout = Timeout)]
     public async Task AddCspNode_TwoHostsFromConfiguration_NamedChannelCarriesValuesAndStopsCleanly()
     {
-        await using NameServerHost names = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost names = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         using IHost reader = Build(Settings(names, "reader"));
         using IHost writer = Build(Settings(names, "writer"));
         await reader.StartAsync();

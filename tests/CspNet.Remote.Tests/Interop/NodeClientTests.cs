@@ -1,6 +1,7 @@
 using System.Globalization;
 using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
+using CspNet.Remote.Tests.NameServer;
 
 namespace CspNet.Remote.Tests.Interop;
 
@@ -10,7 +11,7 @@ namespace CspNet.Remote.Tests.Interop;
 /// C# process reads inside an <see cref="Alternative"/>, reads from one a C# process writes, and
 /// poisons and is poisoned across the language boundary.
 /// </summary>
-public sealed class NodeClientTests
+public sealed class NodeClientTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     private const int Timeout = 120_000;
     private static readonly TimeSpan ExitTimeout = TimeSpan.FromSeconds(30);
@@ -152,7 +153,7 @@ public sealed class NodeClientTests
     {
         var hostOptions = new NameServerHostOptions { Port = 0 };
         hostOptions.NameServer.ClusterKey = "s3cret";
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(hostOptions);
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(hostOptions);
         await using CspNode home = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ClusterKey = "s3cret", ProgramLabel = "home" });
         AltingChannelIn<int> input = await home.GetAny2OneInAsync<int>("keyed");
 

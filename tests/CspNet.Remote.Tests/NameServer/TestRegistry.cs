@@ -56,3 +56,39 @@ internal static class TestRegistry
         return etcd;
     }
 }
+
+/// <summary>
+/// The registry of the NameServers a test class starts itself (the security, hosting and interop
+/// tests): in memory, or with <c>CSPNET_TEST_REGISTRY=etcd</c> an etcd of the class's own, started
+/// at the class's first NameServer and killed when the class is done; each NameServer gets a
+/// prefix of its own, so its table starts empty.
+/// </summary>
+public sealed class TestRegistryFixture : IAsyncLifetime
+{
+    private readonly EtcdFixture _etcd = new();
+
+    /// <summary>The options as given (in memory), or on the class's etcd under a new prefix when the run asks for etcd.</summary>
+    internal async Task<NameServerHostOptions> ForThisRunAsync(NameServerHostOptions? options = null)
+    {
+        options ??= new NameServerHostOptions();
+        if (!TestRegistry.OnEtcd)
+        {
+            return options;
+        }
+
+        if (EtcdProcess.SkipReason is { } missing)
+        {
+            throw new InvalidOperationException($"{TestRegistry.Variable}=etcd needs etcd: {missing}");
+        }
+
+        return options.UseEtcd(await _etcd.GetAsync());
+    }
+
+    /// <summary>Starts a NameServer on the registry this run asks for.</summary>
+    internal async Task<NameServerHost> StartNameServerAsync(NameServerHostOptions? options = null) =>
+        await NameServerHost.StartAsync(await ForThisRunAsync(options));
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public Task DisposeAsync() => _etcd.DisposeAsync();
+}

@@ -6,8 +6,11 @@ using CspNet.Remote.Tests.Workers;
 
 namespace CspNet.Remote.Tests.NameServer;
 
-/// <summary>The suite's registry switch: the shared fixtures' NameServer is on the registry <c>CSPNET_TEST_REGISTRY</c> names.</summary>
-public sealed class TestRegistryTests
+/// <summary>
+/// The suite's registry switch: the shared fixtures' NameServer, and those a class starts through
+/// <see cref="TestRegistryFixture"/>, are on the registry <c>CSPNET_TEST_REGISTRY</c> names.
+/// </summary>
+public sealed class TestRegistryTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     private static Type Expected => TestRegistry.OnEtcd ? typeof(EtcdNameRegistry) : typeof(InMemoryNameRegistry);
 
@@ -30,5 +33,18 @@ public sealed class TestRegistryTests
 
         Assert.IsType(Expected, system.Host.Registry);
         Assert.Null(await system.Host.Registry.ResolveAsync("numbers", TimeSpan.Zero));
+    }
+
+    [Fact(Timeout = 30_000)]
+    public async Task TestRegistryFixture_TwoNameServers_ServeTheRegistryTheSwitchNamesWithTablesOfTheirOwn()
+    {
+        await using NameServerHost first = await registry.StartNameServerAsync();
+        await using NameServerHost second = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
+        NameLease lease = await first.Registry.OpenLeaseAsync(new LinkEndpoint("127.0.0.1", 7001), "first");
+        await first.Registry.RegisterAsync(lease.Id, InMemoryNameRegistryTests.Channel("numbers"), returnExisting: false);
+
+        Assert.IsType(Expected, first.Registry);
+        Assert.IsType(Expected, second.Registry);
+        Assert.Null(await second.Registry.ResolveAsync("numbers", TimeSpan.Zero));
     }
 }

@@ -1,11 +1,12 @@
 using System.Net;
 using CspNet.NameServer;
 using CspNet.Remote.NameServer;
+using CspNet.Remote.Tests.NameServer;
 
 namespace CspNet.Remote.Tests.Named;
 
 /// <summary>The cluster key: exposed endpoints require it, and callers without it are refused.</summary>
-public sealed class ClusterKeyTests
+public sealed class ClusterKeyTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     private const int Timeout = 30_000;
 
@@ -28,7 +29,7 @@ public sealed class ClusterKeyTests
     {
         var hostOptions = new NameServerHostOptions { Port = 0 };
         hostOptions.NameServer.ClusterKey = "s3cret";
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(hostOptions);
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(hostOptions);
         CspNodeOptions Keyed(string? key) => new() { NameServer = nameServer.Uri, ClusterKey = key, NameServerTimeout = TimeSpan.FromSeconds(2) };
 
         await using CspNode host = await CspNode.StartAsync(Keyed("s3cret"));
@@ -89,7 +90,7 @@ public sealed class ClusterKeyTests
         var home = (IPEndPoint)listener.LocalEndpoint;
         var hostOptions = new NameServerHostOptions { Port = 0 };
         hostOptions.NameServer.ClusterKey = "s3cret";
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(hostOptions);
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(hostOptions);
         NameLease lease = await nameServer.Registry.OpenLeaseAsync(new LinkEndpoint(home.Address.ToString(), home.Port), "elsewhere");
         await nameServer.Registry.RegisterAsync(lease.Id, new NameEntry { Name = "far", Kind = NameKind.One2One, ValueType = "int32", Endpoint = new LinkEndpoint(home.Address.ToString(), home.Port) }, returnExisting: false);
         await using CspNode user = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ClusterKey = "s3cret" });
@@ -108,7 +109,7 @@ public sealed class ClusterKeyTests
         using System.Security.Cryptography.X509Certificates.X509Certificate2 second = TestCertificates.IssuedBy(authority, "CN=second", TestCertificates.ServerUse, alsoFor: TestCertificates.ClientUse);
         var hostOptions = new NameServerHostOptions { Port = 0 };
         hostOptions.NameServer.ClusterKey = "s3cret";
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(hostOptions);
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(hostOptions);
         CspNodeOptions Tls(System.Security.Cryptography.X509Certificates.X509Certificate2 mine) =>
             new() { NameServer = nameServer.Uri, ClusterKey = "s3cret", Certificate = mine, TrustedCertificate = authority };
 

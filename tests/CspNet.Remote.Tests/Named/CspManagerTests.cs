@@ -1,5 +1,6 @@
 using System.Globalization;
 using CspNet.NameServer;
+using CspNet.Remote.Tests.NameServer;
 using Microsoft.Extensions.Hosting;
 
 namespace CspNet.Remote.Tests.Named;
@@ -9,7 +10,7 @@ namespace CspNet.Remote.Tests.Named;
 /// one node per program (a static), so every test of it lives in this class, whose tests xunit
 /// runs one at a time; each leaves CspManager shut down.
 /// </summary>
-public sealed class CspManagerTests : IAsyncLifetime
+public sealed class CspManagerTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>, IAsyncLifetime
 {
     public Task InitializeAsync() => CspManager.ShutdownAsync().AsTask();
 
@@ -55,7 +56,7 @@ public sealed class CspManagerTests : IAsyncLifetime
     [Fact(Timeout = 30_000)]
     public async Task Init_PaperStrings_NamedChannelsAndGettersOfTheFactory()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         CspManager.Init("0", nameServer.Port.ToString(CultureInfo.InvariantCulture));
         Assert.True(CspManager.Node.IsDistributed);
         Assert.NotEqual(0, CspManager.Node.Port);
@@ -76,7 +77,7 @@ public sealed class CspManagerTests : IAsyncLifetime
     [Fact(Timeout = 30_000)]
     public async Task AddCspNode_CspManagerNode_FactoryGettersUseTheHostedNodeUntilItStops()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         using IHost host = Hosting.CspNodeHostTests.Build(Hosting.CspNodeHostTests.Settings(nameServer, "ambient"), isCspManagerNode: true);
         await host.StartAsync();
         await using CspNode writer = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri });
@@ -100,7 +101,7 @@ public sealed class CspManagerTests : IAsyncLifetime
     public async Task AddCspNode_CspManagerAlreadyInitialized_StartFailsSayingWhatToDo()
     {
         CspManager.InitStandAlone();
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         using IHost host = Hosting.CspNodeHostTests.Build(Hosting.CspNodeHostTests.Settings(nameServer, "second"), isCspManagerNode: true);
 
         var error = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using CspNet.NameServer;
 using CspNet.Remote.NameServer;
+using CspNet.Remote.Tests.NameServer;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Named;
@@ -10,12 +11,12 @@ namespace CspNet.Remote.Tests.Named;
 /// and a worker pool serve only programs of the user that runs them. Another OS user is made for
 /// the test (so it runs as root, as CI does) and removed after.
 /// </summary>
-public sealed class OtherUserTests
+public sealed class OtherUserTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     [SecondUserFact(Timeout = 120_000)]
     public async Task DefaultConfiguration_AnotherLocalUser_IsRefusedEverything()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync();
+        await using NameServerHost nameServer = await registry.StartNameServerAsync();
         await using CspNode owner = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, ProgramLabel = "owner" });
         AltingChannelIn<int> input = await owner.GetOne2OneInAsync<int>("guarded");
         await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(new WorkerPoolOptions { Name = "owners-pool", Workers = 1, NameServer = nameServer.Uri });

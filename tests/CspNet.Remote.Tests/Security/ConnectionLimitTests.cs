@@ -1,19 +1,20 @@
 using System.Net;
 using System.Net.Sockets;
 using CspNet.NameServer;
+using CspNet.Remote.Tests.NameServer;
 using CspNet.Remote.Workers;
 
 namespace CspNet.Remote.Tests.Security;
 
 /// <summary>A program's endpoint, a pool and a NameServer hold at most their MaxConnections: one beyond is closed at once.</summary>
-public sealed class ConnectionLimitTests
+public sealed class ConnectionLimitTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>
 {
     private const int Timeout = 30_000;
 
     [Fact(Timeout = Timeout)]
     public async Task MaxConnections_OneConnectionBeyondTheNodes_IsClosed()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync();
+        await using NameServerHost nameServer = await registry.StartNameServerAsync();
         await using CspNode node = await CspNode.StartAsync(new CspNodeOptions { NameServer = nameServer.Uri, MaxConnections = 1 });
 
         Assert.True(await OneOfTwoConnectionsIsClosedAsync(node.Port));
@@ -22,7 +23,7 @@ public sealed class ConnectionLimitTests
     [Fact(Timeout = Timeout)]
     public async Task MaxConnections_OneConnectionBeyondThePools_IsClosed()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync();
+        await using NameServerHost nameServer = await registry.StartNameServerAsync();
         await using WorkerPoolHost pool = await WorkerPoolHost.StartAsync(new WorkerPoolOptions { NameServer = nameServer.Uri, Workers = 1, MaxConnections = 1 });
 
         Assert.True(await OneOfTwoConnectionsIsClosedAsync(pool.Uri.Port));
@@ -33,7 +34,7 @@ public sealed class ConnectionLimitTests
     {
         var options = new NameServerHostOptions();
         options.NameServer.MaxConnections = 1;
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(options);
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(options);
 
         Assert.True(await OneOfTwoConnectionsIsClosedAsync(nameServer.Port));
     }

@@ -1,5 +1,6 @@
 using System.Security.Cryptography.X509Certificates;
 using CspNet.NameServer;
+using CspNet.Remote.Tests.NameServer;
 
 namespace CspNet.Remote.Tests.Security;
 
@@ -8,7 +9,7 @@ namespace CspNet.Remote.Tests.Security;
 /// programs of one authority, and a program that cannot show one (another authority, another
 /// address, a certificate not for client use) gets no value in and no value out.
 /// </summary>
-public sealed class LinkTlsTests : IDisposable
+public sealed class LinkTlsTests(TestRegistryFixture registry) : IClassFixture<TestRegistryFixture>, IDisposable
 {
     private const int Timeout = 60_000;
     private readonly ClusterCertificates _cluster = new();
@@ -18,7 +19,7 @@ public sealed class LinkTlsTests : IDisposable
     [Fact(Timeout = Timeout)]
     public async Task Link_BothProgramsWithTheClustersCertificates_ValuesFlowAndPlainTextIsRefused()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         await using CspNode home = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"])));
         await using CspNode user = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"])));
 
@@ -43,7 +44,7 @@ public sealed class LinkTlsTests : IDisposable
     public async Task Link_WriterWithAnotherAuthority_RefusedAndNothingArrives()
     {
         using var stranger = new ClusterCertificates("Another cluster");
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         await using CspNode home = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"])));
         await using CspNode impostor = await CspNode.StartAsync(Options(nameServer, stranger.Issue(["127.0.0.1"]), stranger));
 
@@ -53,7 +54,7 @@ public sealed class LinkTlsTests : IDisposable
     [Fact(Timeout = Timeout)]
     public async Task Link_HomeCertificateForAnotherAddress_WriterRefusesIt()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
 
         // The home's certificate is the cluster's, but for another machine: whoever answers at
         // 127.0.0.1 with it is not the program the writer means to reach.
@@ -66,7 +67,7 @@ public sealed class LinkTlsTests : IDisposable
     [Fact(Timeout = Timeout)]
     public async Task Link_WriterPresentsAServerOnlyCertificate_Refused()
     {
-        await using NameServerHost nameServer = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost nameServer = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         await using CspNode home = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"])));
         await using CspNode writer = await CspNode.StartAsync(Options(nameServer, _cluster.Issue(["127.0.0.1"], server: true, client: false)));
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using CspNet.NameServer;
 using CspNet.Remote.Tests.Named;
+using CspNet.Remote.Tests.NameServer;
 using Grpc.Health.V1;
 using Grpc.Net.Client;
 
@@ -19,7 +20,7 @@ namespace CspNet.Remote.Tests.Services;
 /// name that starts the service as its child and waits for it. A real systemd is not available here.
 /// </remarks>
 [Collection(ServicePrograms.Name)]
-public sealed class ServiceProcessTests(PublishedServices published) : IClassFixture<PublishedServices>
+public sealed class ServiceProcessTests(PublishedServices published, TestRegistryFixture registry) : IClassFixture<PublishedServices>, IClassFixture<TestRegistryFixture>
 {
     private const int Timeout = 60_000;
     private const string ListeningMarker = "Now listening on: ";
@@ -48,7 +49,7 @@ public sealed class ServiceProcessTests(PublishedServices published) : IClassFix
             return; // systemd, SIGTERM and kill(1): what this test is about exists on Linux only.
         }
 
-        await using NameServerHost names = await NameServerHost.StartAsync(new NameServerHostOptions { Port = 0 });
+        await using NameServerHost names = await registry.StartNameServerAsync(new NameServerHostOptions { Port = 0 });
         ProcessStartInfo start = SystemdStandIn(
             Path.Combine(published.WorkerPool, "cspnet-workerpool.dll"), "--port", "0", "--nameserver", names.Uri.ToString(), "--workers", "1");
         start.Environment["CSPNET_WorkerPool__Name"] = "published-pool";

@@ -17,8 +17,13 @@ internal sealed class LocalNamedBarrier(string name, Barrier barrier) : NamedBar
 }
 
 /// <summary>A named barrier hosted by another program: each Sync is one arrival there.</summary>
-internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle) : NamedBarrier(name)
+internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle) : NamedBarrier(name), IDetachableEnd
 {
+    private readonly EndDetachment _detachment = new(link, handle, $"party of barrier '{name}'");
+
+    /// <summary>Detaches the party: it resigns from the barrier at its home, which then waits for one party fewer.</summary>
+    public Task DetachAsync(CancellationToken cancellationToken) => _detachment.DetachAsync(cancellationToken);
+
     public override void Sync()
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Sync()", "SyncAsync()");
@@ -28,9 +33,13 @@ internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle
     }
 
     public override async ValueTask SyncAsync(CancellationToken cancellationToken = default) =>
-        await RemoteSync.RunAsync(link, handle, SyncKind.BarrierSync, $"Syncing on barrier '{Name}'", cancellationToken).ConfigureAwait(false);
+        await RemoteSync.RunAsync(link, handle, _detachment, SyncKind.BarrierSync, $"Syncing on barrier '{Name}'", " while a Sync waited on it: its arrival was withdrawn", cancellationToken).ConfigureAwait(false);
 
-    public override void Poison() => link.Poison(handle);
+    public override void Poison()
+    {
+        _detachment.ThrowIfDetached();
+        link.Poison(handle);
+    }
 }
 
 /// <summary>A named bucket hosted by this program (or stand-alone): the core bucket itself.</summary>
@@ -48,8 +57,13 @@ internal sealed class LocalNamedBucket(string name, Bucket bucket) : NamedBucket
 }
 
 /// <summary>A named bucket hosted by another program.</summary>
-internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle) : NamedBucket(name)
+internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle) : NamedBucket(name), IDetachableEnd
 {
+    private readonly EndDetachment _detachment = new(link, handle, $"user of bucket '{name}'");
+
+    /// <summary>Detaches the user: a Fall it has waiting climbs out of the bucket, and the bucket keeps nothing of it.</summary>
+    public Task DetachAsync(CancellationToken cancellationToken) => _detachment.DetachAsync(cancellationToken);
+
     public override void Fall()
     {
         ProcessContext.ThrowIfBlockingInAsyncProcess("Fall()", "FallAsync()");
@@ -59,7 +73,7 @@ internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle)
     }
 
     public override async ValueTask FallAsync(CancellationToken cancellationToken = default) =>
-        await RemoteSync.RunAsync(link, handle, SyncKind.BucketFall, $"Falling into bucket '{Name}'", cancellationToken).ConfigureAwait(false);
+        await RemoteSync.RunAsync(link, handle, _detachment, SyncKind.BucketFall, $"Falling into bucket '{Name}'", " while a Fall waited in the bucket: it climbed out", cancellationToken).ConfigureAwait(false);
 
     public override int Flush()
     {
@@ -71,19 +85,30 @@ internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle)
     }
 
     public override async ValueTask<int> FlushAsync(CancellationToken cancellationToken = default) =>
-        await RemoteSync.RunAsync(link, handle, SyncKind.BucketFlush, $"Flushing bucket '{Name}'", cancellationToken).ConfigureAwait(false);
+        await RemoteSync.RunAsync(link, handle, _detachment, SyncKind.BucketFlush, $"Flushing bucket '{Name}'", " while its Flush waited for the answer", cancellationToken).ConfigureAwait(false);
 
-    public override void Poison() => link.Poison(handle);
+    public override void Poison()
+    {
+        _detachment.ThrowIfDetached();
+        link.Poison(handle);
+    }
 }
 
 internal static class RemoteSync
 {
-    internal static async ValueTask<int> RunAsync(PeerLink link, uint handle, SyncKind kind, string what, CancellationToken cancellationToken)
+    /// <summary>One Sync frame and its answer; <paramref name="caught"/> says what became of an operation a detach ended.</summary>
+    internal static async ValueTask<int> RunAsync(PeerLink link, uint handle, EndDetachment detachment, SyncKind kind, string what, string caught, CancellationToken cancellationToken)
     {
         cancellationToken.ThrowIfCancellationRequested();
+        detachment.ThrowIfDetached();
         PendingOp op = link.Begin();
         link.Send(new ClientFrame { Sync = new SyncOp { Handle = handle, OpId = op.Id, Kind = kind } });
         Completion completion = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
+        if (detachment.CancelledByDetach(completion, cancellationToken))
+        {
+            throw detachment.Disposed(caught);
+        }
+
         completion.ThrowIfFailed(what, cancellationToken);
         return completion.Count;
     }

@@ -21,6 +21,10 @@ internal sealed partial class NameServerClient
     // Names registered again at once after the lease was lost.
     private const int ReregistrationsAtOnce = 8;
 
+    // Leases one call opens before it gives up: each further one was unknown where the next call
+    // went, which only NameServers that do not share a table (or one restarting over and over) do.
+    private const int LeaseOpeningsInARow = 3;
+
     // Guarded by _gate: the names to register again under a new lease, as the program asked for them.
     private readonly Dictionary<string, NameEntry> _registered = new(StringComparer.Ordinal);
     private bool _reregistrationPending;
@@ -132,14 +136,46 @@ internal sealed partial class NameServerClient
         _ttl = TimeToLive(reply.TtlMs);
         _leaseId = reply.LeaseId;
         LogLeaseOpened(_logger, Incarnations.Of(reply.LeaseId), NameServer, _ttl);
+        if (_options.LeaseOpened is { } opened)
+        {
+            await opened(cancellationToken).ConfigureAwait(false);
+        }
     }
 
+    /// <summary>Opens a new lease and registers every name (and the pool) under it again.</summary>
+    /// <remarks>
+    /// A call that fails over between opening the lease and registering under it reaches a replica
+    /// that may not know the lease (in-memory tables are not shared): the lease is opened again
+    /// there, a bounded number of times, and then <see cref="LeaseLostAgain"/> says what to do.
+    /// </remarks>
     private async Task ReopenLeaseLockedAsync(CancellationToken cancellationToken)
     {
-        LogLeaseLost(_logger, PublicIncarnation, NameServer, _registered.Count);
-        await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
-        await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
+        for (int opened = 1; ; opened++)
+        {
+            LogLeaseLost(_logger, PublicIncarnation, NameServer, _registered.Count);
+            await OpenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+            try
+            {
+                await RegisterAllLockedAsync(cancellationToken).ConfigureAwait(false);
+                return;
+            }
+            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
+            {
+                if (opened == LeaseOpeningsInARow)
+                {
+                    throw LeaseLostAgain(e);
+                }
+            }
+        }
     }
+
+    /// <summary>A lease just opened was unknown at the next call, again and again: the NameServers do not keep it.</summary>
+    private LeaseNotFoundException LeaseLostAgain(RpcException e) => new(
+        $"Program '{_programLabel}' found the lease it had just opened unknown at the next call, {LeaseOpeningsInARow} times in a row (last at {NameServer}): " +
+        $"its calls moved between NameServers that do not share a table ({Addresses()}; in-memory NameServers are not replicas), or the NameServer restarted over and over. " +
+        "Give the replicas a shared etcd (cspnet-nameserver --registry etcd; docs/DEPLOYING.md, NameServers), or give the program one NameServer. " +
+        "The call did not complete; the program registers its names again at its next lease renewal.",
+        e);
 
     private async Task RegisterAllLockedAsync(CancellationToken cancellationToken)
     {

@@ -163,14 +163,24 @@ internal sealed partial class NameServerClient : IAsyncDisposable
         try
         {
             Proto.RegisterReply reply;
-            try
+            for (int attempt = 1; ; attempt++)
             {
-                reply = await RegisterLockedAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
-            }
-            catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
-            {
-                await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
-                reply = await RegisterLockedAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
+                try
+                {
+                    reply = await RegisterLockedAsync(entry, returnExisting, cancellationToken).ConfigureAwait(false);
+                    break;
+                }
+                catch (RpcException e) when (e.StatusCode == StatusCode.NotFound)
+                {
+                    // The lease is gone where the call went; a lease just opened can be gone too, when
+                    // the call failed over to a replica with a table of its own: open one there.
+                    if (attempt == LeaseOpeningsInARow)
+                    {
+                        throw LeaseLostAgain(e);
+                    }
+
+                    await ReopenLeaseLockedAsync(cancellationToken).ConfigureAwait(false);
+                }
             }
 
             result = NameProtocol.FromProto(reply.Entry);

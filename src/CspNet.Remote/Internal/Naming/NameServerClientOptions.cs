@@ -1,6 +1,8 @@
 using System;
 using System.Collections.Generic;
 using System.Net.Http;
+using System.Threading;
+using System.Threading.Tasks;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal.Naming;
@@ -43,4 +45,10 @@ internal sealed class NameServerClientOptions
 
     /// <summary>The cluster key sent with every call, if the NameServer requires one.</summary>
     public string? ClusterKey { get; set; }
+
+    /// <summary>
+    /// Awaited each time a lease has opened, before anything is registered under it: tests stop a
+    /// NameServer at exactly that moment. Nothing when <see langword="null"/>.
+    /// </summary>
+    public Func<CancellationToken, Task>? LeaseOpened { get; set; }
 }
