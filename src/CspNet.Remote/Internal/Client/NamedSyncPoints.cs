@@ -19,7 +19,7 @@ internal sealed class LocalNamedBarrier(string name, Barrier barrier) : NamedBar
 /// <summary>A named barrier hosted by another program: each Sync is one arrival there.</summary>
 internal sealed class RemoteNamedBarrier(string name, PeerLink link, uint handle) : NamedBarrier(name), IDetachableEnd
 {
-    private readonly EndDetachment _detachment = new(link, handle, $"party of barrier '{name}'");
+    private readonly EndDetachment _detachment = new(new EndRoute(new Route(link, handle), reattach: null, name), $"party of barrier '{name}'");
 
     /// <summary>Detaches the party: it resigns from the barrier at its home, which then waits for one party fewer.</summary>
     public Task DetachAsync(CancellationToken cancellationToken) => _detachment.DetachAsync(cancellationToken);
@@ -59,7 +59,7 @@ internal sealed class LocalNamedBucket(string name, Bucket bucket) : NamedBucket
 /// <summary>A named bucket hosted by another program.</summary>
 internal sealed class RemoteNamedBucket(string name, PeerLink link, uint handle) : NamedBucket(name), IDetachableEnd
 {
-    private readonly EndDetachment _detachment = new(link, handle, $"user of bucket '{name}'");
+    private readonly EndDetachment _detachment = new(new EndRoute(new Route(link, handle), reattach: null, name), $"user of bucket '{name}'");
 
     /// <summary>Detaches the user: a Fall it has waiting climbs out of the bucket, and the bucket keeps nothing of it.</summary>
     public Task DetachAsync(CancellationToken cancellationToken) => _detachment.DetachAsync(cancellationToken);
