@@ -30,16 +30,17 @@ var values = Cli.IntCount("--values", "values written on every channel in the tr
 var pools = Cli.IntCount("--pools", "worker pools registered (on the first programs) and looked up by every program", 20, 0, 2000);
 var soak = Cli.IntCount("--soak-seconds", "then keep every channel busy this long (0: no soak)", 0, 0, 86_400);
 var sample = Cli.IntCount("--sample-seconds", "during the soak, memory sampled this often", 30, 1, 3600);
+var atOnce = Cli.IntCount("--at-once", "programs running the register, resolve and look-up phases at a time (default: all); fewer where the programs far outnumber the cores", 2000, 1, 2000);
 var peerTimeout = Cli.IntCount("--peer-timeout", "the programs' PeerTimeout in seconds: raise it where the programs far outnumber the cores", 30, 1, 3600);
 var scale = new Command("scale", "Register, resolve, traffic and NameServer failover with many programs on many hosts.")
 {
-    registry, hosts, programs, channels, values, pools, soak, sample, peerTimeout,
+    registry, hosts, programs, channels, values, pools, soak, sample, peerTimeout, atOnce,
 };
 scale.SetAction(result => Cli.Report(async () =>
 {
     foreach (string kind in result.GetValue(registry)!.Value)
     {
-        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(pools), result.GetValue(soak), result.GetValue(sample), result.GetValue(peerTimeout));
+        await Scale.RunAsync(kind, result.GetValue(hosts), result.GetValue(programs), result.GetValue(channels), result.GetValue(values), result.GetValue(pools), result.GetValue(soak), result.GetValue(sample), result.GetValue(peerTimeout), result.GetValue(atOnce));
     }
 
     return 0;

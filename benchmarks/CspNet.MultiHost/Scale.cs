@@ -15,11 +15,11 @@ internal static class Scale
     // make the NameServer's first calls miss their deadline (programs then fail over at start).
     private const int StartingAtOnce = 8;
 
-    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int pools, int soakSeconds, int sampleSeconds, int peerTimeoutSeconds)
+    internal static async Task<int> RunAsync(string registry, int hosts, int programs, int channels, int values, int pools, int soakSeconds, int sampleSeconds, int peerTimeoutSeconds, int atOnce)
     {
         int names = Math.Max(1, channels / programs);
         pools = Math.Min(pools, programs);
-        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), {pools} worker pools, registry: {registry}; PeerTimeout {peerTimeoutSeconds} s; {Load()}");
+        Console.WriteLine($"# {programs} programs on {hosts} hosts, {names * programs} named channels ({names} per program, each resolved by the next program), {pools} worker pools, registry: {registry}; PeerTimeout {peerTimeoutSeconds} s; {(atOnce >= programs ? "every program at once" : $"{atOnce} programs at a time")} in the register, resolve and look-up phases; {Load()}");
         await using Cluster cluster = await Cluster.CreateAsync(hosts + 2);
         string[] registryArguments = [];
         (string Url, Child Process, string DataDir)? etcd = null;
@@ -77,11 +77,11 @@ internal static class Scale
 
         Console.WriteLine($"programs started ({StartingAtOnce} at a time) and joined in {Stopwatch.GetElapsedTime(started).TotalSeconds:0.0} s; {Load()}");
 
-        (TimeSpan registerTime, List<double> register) = await PhaseAsync(nodes, "register", "registered");
+        (TimeSpan registerTime, List<double> register) = await PhaseAsync(nodes, "register", "registered", atOnce);
         long nameServerAfter = first.ResidentBytes();
         long etcdAfter = etcd?.Process.ResidentBytes() ?? 0;
         long etcdDiskAfter = etcd is { } e1 ? DiskBytes(e1.DataDir) : 0;
-        (TimeSpan resolveTime, List<double> resolve) = await PhaseAsync(nodes, "resolve", "resolved");
+        (TimeSpan resolveTime, List<double> resolve) = await PhaseAsync(nodes, "resolve", "resolved", atOnce);
         Report("register (program's GetOne2OneInAsync)", registerTime, register);
         Report("resolve + attach (GetOne2OneOutAsync)", resolveTime, resolve);
         int total = names * programs;
@@ -98,7 +98,7 @@ internal static class Scale
             long start = Stopwatch.GetTimestamp();
             string[] pooled = await Task.WhenAll(poolNodes.Select((node, i) => SendAndWaitAsync(node, "pool pool" + i.ToString(CultureInfo.InvariantCulture), "pooled")));
             Report("worker pool start + register (WorkerPoolHost.StartAsync)", Stopwatch.GetElapsedTime(start), pooled.SelectMany(Cluster.ParseMicros).ToList());
-            (TimeSpan listTime, List<double> listed) = await PhaseAsync(nodes, "pools 5 " + pools.ToString(CultureInfo.InvariantCulture), "listed");
+            (TimeSpan listTime, List<double> listed) = await PhaseAsync(nodes, "pools 5 " + pools.ToString(CultureInfo.InvariantCulture), "listed", atOnce);
             Report($"list the {pools} free pools (DistParallel's look-up), 5 per program", listTime, listed);
         }
 
@@ -206,10 +206,36 @@ internal static class Scale
         return await node.WaitForAsync(answer, TimeSpan.FromMinutes(5));
     }
 
-    private static async Task<(TimeSpan Wall, List<double> Micros)> PhaseAsync(List<Child> nodes, string command, string answer)
+    /// <summary>
+    /// One phase: every node runs <paramref name="command"/>, at most <paramref name="atOnce"/> at a
+    /// time (a node's turn ends with its answer), so that on a machine with far fewer cores than
+    /// programs the phase measures the NameServer and the links rather than queues for the cores.
+    /// </summary>
+    private static async Task<(TimeSpan Wall, List<double> Micros)> PhaseAsync(List<Child> nodes, string command, string answer, int atOnce)
     {
         long start = Stopwatch.GetTimestamp();
-        List<string> lines = await AllAsync(nodes, command, answer, TimeSpan.FromMinutes(10));
+        List<string> lines;
+        if (atOnce >= nodes.Count)
+        {
+            lines = await AllAsync(nodes, command, answer, TimeSpan.FromMinutes(10));
+        }
+        else
+        {
+            using var turns = new SemaphoreSlim(atOnce);
+            lines = [.. await Task.WhenAll(nodes.Select(async node =>
+            {
+                await turns.WaitAsync();
+                try
+                {
+                    return await SendAndWaitAsync(node, command, answer);
+                }
+                finally
+                {
+                    turns.Release();
+                }
+            }))];
+        }
+
         TimeSpan wall = Stopwatch.GetElapsedTime(start);
         return (wall, lines.SelectMany(Cluster.ParseMicros).ToList());
     }
