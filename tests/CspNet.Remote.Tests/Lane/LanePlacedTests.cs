@@ -63,6 +63,7 @@ public sealed class LanePlacedTests
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync("cut-burst", new FifoBuffer<byte[]>(16));
+        await home.GetAny2OneInAsync<byte[]>("fence");
         await using var client = await StartWithCreditsAsync(home, "cut-burst", lanePlaced: true);
 
         // Ops 2-5 come whole, op 6 half; once 2-5 are placed the lane is gone: 6-9 never come on it.
@@ -99,6 +100,13 @@ public sealed class LanePlacedTests
         Assert.Equal(Ops(6, LastOp), aborted);
         await ReadInOrderAsync(input, 1, (byte)LastOp);
         Assert.Equal(1, await new Alternative([input, new Skip()]).PriSelectAsync()); // nothing twice
+
+        // The values sent again took their places unanswered: no second answer for them.
+        await client.SendAsync(new Proto.ClientFrame { Attach = new Proto.Attach { Handle = 2, Name = "fence", Kind = "Any2One", ValueType = "bytes", Role = Proto.Role.Writer } });
+        for (Proto.HomeFrame frame = await client.NextAsync(); frame.Attached is null; frame = await client.NextAsync())
+        {
+            Assert.Empty(Answered(frame));
+        }
     }
 
     [LaneFact(Timeout = 60_000)]
