@@ -267,6 +267,46 @@ public sealed class BulkLaneTests
     }
 
     [LaneFact(Timeout = 60_000)]
+    public async Task RawLane_ClosedRightAfterWholePayloads_EachIsDeliveredFromTheLane()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<byte[]> input = await home.GetAny2OneInAsync<byte[]>("closing");
+        await using var client = await RawClient.StartAsync(home, offerLane: true);
+        await client.AttachWriterAsync("closing");
+
+        // Eight whole payloads and the end of the connection, all sent before any Write frame: the
+        // home must read what arrived before it learnt that the client closed its side.
+        const int Count = 8;
+        var burst = new List<byte>();
+        for (ulong op = 1; op <= Count; op++)
+        {
+            burst.AddRange(Header(op, 40_001));
+            burst.Add(1);
+            burst.AddRange(Enumerable.Repeat((byte)op, 40_000));
+        }
+
+        using (Socket lane = await client.OpenLaneAsync(client.Hello.LaneSecret.Memory))
+        {
+            await lane.SendAsync(burst.ToArray());
+            lane.Shutdown(SocketShutdown.Send);
+        }
+
+        for (ulong op = 1; op <= Count; op++)
+        {
+            await client.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = op, Lane = true } });
+        }
+
+        for (ulong op = 1; op <= Count; op++)
+        {
+            Task<byte[]> read = input.ReadAsync().AsTask();
+            Proto.Completed completed = await client.CompletedAsync();
+            Assert.True(completed.OpId == op && completed.Outcome == Proto.Outcome.Ok, $"op {completed.OpId}: {completed.Outcome} {completed.Status} {completed.Message}"); // not ABORTED: the lane brought it
+            Assert.Equal(Enumerable.Repeat((byte)op, 40_000), await read);
+        }
+    }
+
+    [LaneFact(Timeout = 60_000)]
     public async Task RawLane_CorruptFrame_ConnectionDroppedAndTheHomeKeepsServingLanes()
     {
         await using TestSystem system = await TestSystem.StartAsync();

@@ -144,9 +144,10 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         LaneInbox? inbox = null;
         try
         {
-            using (var opening = CancellationTokenSource.CreateLinkedTokenSource(connection.ConnectionClosed))
+            // The secret within the peer timeout; a connection that closes sooner ends the pipe. Not
+            // cancelled when the connection is reported closed: what came before that is read first.
+            using (var opening = new CancellationTokenSource(_options.PeerTimeout))
             {
-                opening.CancelAfter(_options.PeerTimeout);
                 ReadResult read = await input.ReadAtLeastAsync(BulkLane.SecretBytes, opening.Token).ConfigureAwait(false);
                 if (read.Buffer.Length < BulkLane.SecretBytes)
                 {
@@ -163,7 +164,10 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
                 }
             }
 
-            while (await ReadPayloadAsync(input, inbox, connection.ConnectionClosed).ConfigureAwait(false))
+            // Read until the pipe ends, not until the connection is reported closed: payloads that
+            // arrived whole before the client closed its side are still delivered (else each would
+            // be answered ABORTED and cross again on the link). An aborted connection fails the pipe.
+            while (await ReadPayloadAsync(input, inbox, CancellationToken.None).ConfigureAwait(false))
             {
             }
         }
