@@ -24,5 +24,5 @@ internal interface ILinkNode
     /// Installs a channel whose leaving home offers it to this program (link.proto, Handover) and
     /// returns the incarnation the NameServer knows this program by; null when this program takes none.
     /// </summary>
-    System.Func<CspNet.Remote.Protocol.Handover, System.Threading.Tasks.Task<string>>? TakeHome => null;
+    System.Func<CspNet.Remote.Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome => null;
 }
