@@ -57,7 +57,9 @@ public sealed partial class CspNode
             if (from.Link.IsFailed && string.Equals($"{record.Host}:{record.Port}", from.Link.Target, StringComparison.OrdinalIgnoreCase))
             {
                 // The link broke and the name still lives there: the home was lost, it did not move.
-                throw new PeerLostException($"The home of '{request.Name}', the program at {from.Link.Target}, was lost (the name did not move).");
+                throw from.Link.Failure is { } failure
+                    ? new PeerLostException($"The home of '{request.Name}' did not move: {failure.Message}", failure)
+                    : new PeerLostException($"The home of '{request.Name}', the program at {from.Link.Target}, was lost (the name did not move).");
             }
 
             PeerLink link = await _links!.GetAsync(record.Host, record.Port, bounded.Token).ConfigureAwait(false);

@@ -82,6 +82,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
     internal bool IsFailed => _failure is not null;
 
+    /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
+    internal Exception? Failure => _failure;
+
     internal static async Task<PeerLink> ConnectAsync(ILinkNode node, string host, int port, CancellationToken cancellationToken)
     {
         var link = new PeerLink(node, host, port);
