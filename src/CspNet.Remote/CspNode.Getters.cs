@@ -179,7 +179,7 @@ public sealed partial class CspNode
                 : throw NameRules.Mismatch(home, kind, typeof(T)),
             (link, handle) =>
             {
-                EndRoute route = RouteFor(request, link, handle, () => new ChannelHome<T>(name, kind, buffer: null, 0, codec, maxValueSize), buffer is null);
+                EndRoute route = RouteFor(request, link, handle, handover => ChannelHome<T>.ForHandover(handover, codec!, maxValueSize));
                 return reader
                     ? new RemoteChannelIn<T>(route, codec!, name)
                     : new RemoteChannelOut<T>(route, codec!, name, maxValueSize);

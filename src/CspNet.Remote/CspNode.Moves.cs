@@ -16,26 +16,26 @@ namespace CspNet.Remote;
 public sealed partial class CspNode
 {
     // The channels this program holds remote ends of and could host if their home leaves, by name:
-    // a factory for a home of the same definition.
-    private readonly ConcurrentDictionary<string, Func<Home>> _takeable = new(StringComparer.Ordinal);
+    // a factory for a home of the definition a Handover describes.
+    private readonly ConcurrentDictionary<string, Func<Protocol.Handover, Home>> _takeable = new(StringComparer.Ordinal);
+
+    /// <summary>Whether this program takes homes leaving programs offer it (false only in tests, to choose which program takes one).</summary>
+    internal bool TakesHomes { get; set; } = true;
 
     /// <summary>
     /// The route of a new remote end: it follows its channel when the home moves (it resolves the
     /// name again and attaches there). A channel this program could host if its home leaves is
     /// remembered, with <paramref name="create"/> making its home here.
     /// </summary>
-    private EndRoute RouteFor(EndRequest request, PeerLink link, uint handle, Func<Home> create, bool takeable)
+    private EndRoute RouteFor(EndRequest request, PeerLink link, uint handle, Func<Protocol.Handover, Home> create)
     {
-        if (request.Kind != NameKind.Any2Any)
+        if (request.Kind is not (NameKind.Any2Any or NameKind.One2Any))
         {
-            // Only an Any2Any channel's home moves (a channel with one reading or writing end lives with it).
+            // Only an Any2Any or One2Any channel's home moves (a channel with one reading end lives with it).
             return new EndRoute(new Route(link, handle), null, request.Name);
         }
 
-        if (takeable)
-        {
-            _takeable.TryAdd(request.Name, create);
-        }
+        _takeable.TryAdd(request.Name, create);
 
         return new EndRoute(new Route(link, handle), (from, ct) => ReattachAsync(request, from, ct), request.Name);
     }
@@ -57,11 +57,19 @@ public sealed partial class CspNode
             if (from.Link.IsFailed && string.Equals($"{record.Host}:{record.Port}", from.Link.Target, StringComparison.OrdinalIgnoreCase))
             {
                 // The link broke and the name still lives there: the home was lost, it did not move.
-                throw new PeerLostException($"The home of '{request.Name}', the program at {from.Link.Target}, was lost (the name did not move).");
+                throw from.Link.Failure is { } failure
+                    ? new PeerLostException($"The home of '{request.Name}' did not move: {failure.Message}", failure)
+                    : new PeerLostException($"The home of '{request.Name}', the program at {from.Link.Target}, was lost (the name did not move).");
             }
 
             PeerLink link = await _links!.GetAsync(record.Host, record.Port, bounded.Token).ConfigureAwait(false);
             uint handle = await link.AttachAsync(request.Name, request.Kind, request.ValueType, request.Role, bounded.Token).ConfigureAwait(false);
+            if (request.Role == Protocol.Role.Writer)
+            {
+                // Before any write there: the new home grants credits once the end has written.
+                link.OpenCredits(handle);
+            }
+
             return new Route(link, handle);
         }
         catch (OperationCanceledException e) when (!cancellationToken.IsCancellationRequested)
@@ -73,24 +81,26 @@ public sealed partial class CspNode
     }
 
     /// <summary>Installs a channel a leaving home offers this program (link.proto, Handover); returns this program's incarnation at the NameServer.</summary>
-    private async Task<string> TakeHomeAsync(Protocol.Handover handover)
+    private async Task<string> TakeHomeAsync(Protocol.Handover handover, IReadOnlyList<byte[]> values)
     {
         if (Volatile.Read(ref _disposed) != 0 || _names is null)
         {
             throw new InvalidOperationException($"{ProgramLabel} is leaving too.");
         }
 
-        if (!_takeable.TryGetValue(handover.Name, out Func<Home>? create))
+        if (!TakesHomes || !_takeable.TryGetValue(handover.Name, out Func<Protocol.Handover, Home>? create))
         {
             throw new InvalidOperationException($"{ProgramLabel} holds no end of '{handover.Name}' that it could host.");
         }
 
-        Home home = create();
-        if (home.Kind.WireName() != handover.Kind || home.ValueType != handover.ValueType || home.BufferCapacity != handover.BufferCapacity)
+        Home home = create(handover);
+        if (home.Kind.WireName() != handover.Kind || home.ValueType != handover.ValueType)
         {
-            throw new InvalidOperationException($"'{handover.Name}' is {handover.Kind} of '{handover.ValueType}' (buffer {handover.BufferCapacity}), not what {ProgramLabel} knows it as.");
+            throw new InvalidOperationException($"'{handover.Name}' is {handover.Kind} of '{handover.ValueType}', not what {ProgramLabel} knows it as.");
         }
 
+        // The buffer's values first, in order; then the poison, which leaves them readable.
+        home.Restore(values);
         if (handover.Poisoned)
         {
             home.PoisonAsMoved(handover.PoisonMessage);

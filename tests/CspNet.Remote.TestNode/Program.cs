@@ -86,6 +86,12 @@ foreach (string replica in (Environment.GetEnvironmentVariable("CSPNET_TEST_NAME
     options.NameServerReplicas.Add(new Uri(replica));
 }
 
+if (args[^1] == "lane-off")
+{
+    // A scenario's last argument "lane-off": this program's values travel on the link only.
+    options.BulkLane = false;
+}
+
 if (args[1] == "write-big-seq")
 {
     // Each value in many small chunks on the link, so that a freeze lands while one is in transfer.
@@ -374,6 +380,71 @@ try
                 return 0;
             }
 
+        case "home-leave-buffered":
+            {
+                // home-leave-buffered <name> <fifo|infinite|overwrite> <slots> [bytes]: hosts the
+                // buffered Any2Any channel (of int, or of byte[] with "bytes"), waits for its input
+                // to close, then leaves cleanly.
+                IBuffer<int>? ints = null;
+                IBuffer<byte[]>? bytes = null;
+                int slots = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                if (a.Length > 3 && a[3] == "bytes")
+                {
+                    bytes = Scenarios.Buffer<byte[]>(a[1], slots);
+                    await node.GetAny2AnyInAsync(a[0], bytes);
+                }
+                else
+                {
+                    ints = Scenarios.Buffer<int>(a[1], slots);
+                    await node.GetAny2AnyInAsync(a[0], ints);
+                }
+
+                Console.WriteLine("ready");
+                await Console.In.ReadToEndAsync();
+                await node.DisposeAsync();
+                Console.WriteLine("done left");
+                return 0;
+            }
+
+        case "one2any-leave":
+            {
+                // one2any-leave <name> <count>: creates the One2Any channel with a FifoBuffer(count),
+                // says "ready", writes 0..count-1 when a line comes, says "wrote", and leaves cleanly
+                // when its input closes: its readers read the values at the channel's new home.
+                AltingChannelOut<int> output = await node.GetOne2AnyOutAsync(a[0], new FifoBuffer<int>(int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture)));
+                Console.WriteLine("ready");
+                await Console.In.ReadLineAsync();
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    await output.WriteAsync(i);
+                }
+
+                Console.WriteLine("wrote");
+                await Console.In.ReadToEndAsync();
+                await node.DisposeAsync();
+                Console.WriteLine("done left");
+                return 0;
+            }
+
+        case "write-bytes-any":
+            {
+                // write-bytes-any <name> <count> [lane-off]: writes count byte[] values to an Any2Any:
+                // value i starts with i; every other one is 40 KiB (past the bulk lane's threshold).
+                AltingChannelOut<byte[]> output = await node.GetAny2AnyOutAsync<byte[]>(a[0]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    byte[] value = new byte[i % 2 == 0 ? 40 << 10 : 16];
+                    BitConverter.TryWriteBytes(value, i);
+                    await output.WriteAsync(value);
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                return 0;
+            }
+
         case "home-leave":
             {
                 // home-leave <kind> <name>: hosts the channel (its first getter), waits for its input to
@@ -550,6 +621,14 @@ catch (Exception e)
 
 internal static class Scenarios
 {
+    internal static IBuffer<T> Buffer<T>(string kind, int slots) => kind switch
+    {
+        "fifo" => new FifoBuffer<T>(slots),
+        "infinite" => new InfiniteBuffer<T>(),
+        "overwrite" => new OverwriteOldestBuffer<T>(slots),
+        _ => throw new ArgumentException(kind),
+    };
+
     internal static async Task<AltingChannelOut<int>> OutAsync(CspNode node, string kind, string name) => kind switch
     {
         "One2One" => await node.GetOne2OneOutAsync<int>(name),

@@ -53,6 +53,41 @@ public sealed class HomeHandoverFailureTests
         Assert.Contains("no program holding its ends took it over", poisoned.Message, StringComparison.Ordinal);
     }
 
+    [Fact(Timeout = 60_000)]
+    public async Task Leave_BufferedTakerDiesAfterTakingBeforeTheNameMoves_ChannelPoisonedWithinTheBound()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelOut<int> local = await home.GetAny2AnyOutAsync<int>("kept", new FifoBuffer<int>(4));
+        for (int i = 0; i < 3; i++)
+        {
+            await local.WriteAsync(i);
+        }
+
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
+        using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = await AttachReaderAsync(channel, "kept");
+
+        // The buffer's values come first, in order, then the offer that counts them.
+        Task leaving = home.DisposeAsync().AsTask();
+        List<int> values = [];
+        Proto.HomeFrame frame;
+        while ((frame = await NextAsync(call, f => f.HandoverValue is not null || f.Handover is not null)).Handover is null)
+        {
+            Assert.False(frame.HandoverValue.More);
+            values.Add(BitConverter.ToInt32(frame.HandoverValue.Data.Span));
+        }
+
+        Assert.Equal([0, 1, 2], values);
+        Assert.Equal(("kept", 3u, "fifo", 4), (frame.Handover.Name, frame.Handover.ValueCount, frame.Handover.BufferKind, frame.Handover.BufferSlots));
+
+        // It takes the home and dies before the name moves there (its incarnation names no live program).
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Taken = new Proto.HomeTaken { Name = "kept", Incarnation = "0123456789abcdef0123456789abcdef" } });
+        call.Dispose();
+
+        await leaving.WaitAsync(TimeSpan.FromSeconds(20));
+        await Assert.ThrowsAsync<PoisonException>(async () => await local.WriteAsync(3));
+    }
+
     private static async Task<AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame>> AttachReaderAsync(Grpc.Net.Client.GrpcChannel channel, string name)
     {
         AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = new Proto.Link.LinkClient(channel).Connect();

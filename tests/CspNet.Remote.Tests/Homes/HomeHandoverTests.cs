@@ -131,7 +131,7 @@ public sealed class HomeHandoverTests
     }
 
     /// <summary>The home program leaves cleanly (CspNode.DisposeAsync) and exits.</summary>
-    private static async Task LeaveAsync(ChildNode home)
+    internal static async Task LeaveAsync(ChildNode home)
     {
         home.CloseInput();
         await home.WaitForAsync("done left");

@@ -194,6 +194,13 @@ internal sealed class ChildNode : IAsyncDisposable
 
     internal void CloseInput() => _process.StandardInput.Close();
 
+    /// <summary>Writes <paramref name="line"/> to the program's input.</summary>
+    internal async Task WriteLineAsync(string line)
+    {
+        await _process.StandardInput.WriteLineAsync(line);
+        await _process.StandardInput.FlushAsync();
+    }
+
     /// <summary>Kills the child (and waits until it is gone), as a crash or kill -9 would.</summary>
     internal async Task KillAsync()
     {

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
@@ -35,6 +36,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
+    private HandoverValues? _handoverValues; // the buffered values of channels a leaving home is about to offer
     private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
     private readonly Lock _creditedOrder = new();
     private Task _reader = Task.CompletedTask;
@@ -80,6 +82,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
     internal string PeerProgram { get; private set; } = string.Empty;
 
     internal bool IsFailed => _failure is not null;
+
+    /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
+    internal Exception? Failure => _failure;
 
     internal static async Task<PeerLink> ConnectAsync(ILinkNode node, string host, int port, CancellationToken cancellationToken)
     {
@@ -457,8 +462,25 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 }
 
                 break;
+            case HomeFrame.BodyOneofCase.StopCredits:
+                StopCredits(frame.StopCredits.Handle);
+                break;
+            case HomeFrame.BodyOneofCase.HandoverValue:
+                HandoverValuesHeld().Add(frame.HandoverValue);
+                break;
             case HomeFrame.BodyOneofCase.Handover:
-                _ = TakeHomeAsync(frame.Handover);
+                IReadOnlyList<byte[]>? values = null;
+                Exception? refused = null;
+                try
+                {
+                    values = HandoverValuesHeld().Take(frame.Handover);
+                }
+                catch (Exception e) when (e is InvalidOperationException or System.IO.InvalidDataException)
+                {
+                    refused = e;
+                }
+
+                _ = TakeHomeAsync(frame.Handover, values, refused);
                 break;
             case HomeFrame.BodyOneofCase.Completed:
                 if (_ops.TryRemove(frame.Completed.OpId, out PendingOp? op))
@@ -485,17 +507,22 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// The home is leaving and offers this program one of its channels (link.proto, Handover):
     /// installed here as this program's own home, then answered, so that the old home moves the name.
     /// </summary>
-    private async Task TakeHomeAsync(Handover handover)
+    private async Task TakeHomeAsync(Handover handover, IReadOnlyList<byte[]>? values, Exception? refused)
     {
         var answer = new HomeTaken { Name = handover.Name };
         try
         {
+            if (refused is not null)
+            {
+                throw refused;
+            }
+
             if (_node.TakeHome is not { } take)
             {
                 throw new InvalidOperationException($"{_node.ProgramLabel} takes no channel homes (it has no NameServer).");
             }
 
-            answer.Incarnation = await take(handover).ConfigureAwait(false);
+            answer.Incarnation = await take(handover, values!).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // Not swallowed: the leaving home is told why, and offers the channel elsewhere or poisons it.
         catch (Exception e)
@@ -506,6 +533,28 @@ internal sealed partial class PeerLink : IAsyncDisposable
         }
 
         Send(new ClientFrame { Taken = answer });
+    }
+
+    /// <summary>The buffered values of offered homes held so far (link.proto, HandoverValue); the link's reading loop only.</summary>
+    private HandoverValues HandoverValuesHeld() =>
+        _handoverValues ??= new HandoverValues(_node.Options.MaxValueSize, Math.Max(_node.Options.MaxBytesPerLink, _node.Options.MaxValueSize));
+
+    /// <summary>
+    /// The home is moving and asks the end <paramref name="handle"/> to spend no more credits
+    /// (link.proto, StopCredits): the answer is queued behind every credited Write of the end (an
+    /// end this program no longer writes on is answered at once).
+    /// </summary>
+    private void StopCredits(uint handle)
+    {
+        var answer = new ClientFrame { CreditsStopped = new CreditsStopped { Handle = handle } };
+        if (_credits.TryGetValue(handle, out WriteCredits? credits))
+        {
+            credits.Stop(() => Send(answer));
+        }
+        else
+        {
+            Send(answer);
+        }
     }
 
     private void Fail(Exception? cause)

@@ -128,7 +128,17 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
         for (int moves = 1; route.Follows(completion) && !cancellationToken.IsCancellationRequested && !_detachment.IsDetached; moves++)
         {
             // The home moved before this read took anything: read at the new home.
-            at = await route.FollowAsync(at, moves, cancellationToken).ConfigureAwait(false);
+            try
+            {
+                at = await route.FollowAsync(at, moves, cancellationToken).ConfigureAwait(false);
+            }
+            catch (PeerLostException e)
+            {
+                // Reported as the read's failure, naming the channel, as a lost link is.
+                completion = completion with { Outcome = Outcome.Error, Lost = e };
+                break;
+            }
+
             completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
         }
 

@@ -41,12 +41,10 @@ namespace CspNet.Remote.Internal.Client;
 internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 {
     private readonly EndRoute _route;
-    private readonly PeerLink _link;   // where the end's credits were granted: credited writes go there
-    private readonly uint _handle;
+    private CreditedRoute _credited;   // the route whose home granted the credits: credited writes go there
     private readonly ValueCodec<T> _codec;
     private readonly string _name;
     private readonly long _maxValueSize;
-    private readonly WriteCredits? _credits;
     private readonly HomeReadiness _readiness;
     private readonly EndDetachment _detachment;
 
@@ -55,17 +53,16 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     private bool _hasOffer;
     private PendingOp? _reservation;   // a reader or slot set aside at the home
     private PeerLink? _reservedOn;     // the link of that reservation (its op_id is that stream's)
-    private bool _reservedCredit;      // a credit of this end taken for the offer
+    private CreditedRoute? _reservedCredit; // a credit of this end taken for the offer, and where it was granted
     private string? _reservedPoison;   // the channel is poisoned: the guard is chosen, and the selection throws
 
     internal RemoteChannelOut(EndRoute route, ValueCodec<T> codec, string name, long maxValueSize)
     {
         _route = route;
-        (_link, _handle) = route.Current;
+        _credited = new CreditedRoute(route.Current, route.Link.OpenCredits(route.Handle));
         _codec = codec;
         _name = name;
         _maxValueSize = maxValueSize;
-        _credits = _link.OpenCredits(_handle);
         _readiness = new HomeReadiness(route, $"Offering to '{name}'");
         _detachment = new EndDetachment(route, $"writing end of '{name}'");
     }
@@ -119,37 +116,39 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         PooledValueBuffer bytes;
         PendingOp op;
         Route at;
+        CreditedRoute credited;
         Activity? activity = RemoteTracing.StartSend(_name);
         long started = RemoteMetrics.StartWrite();
         try
         {
             _detachment.ThrowIfDetached();
-            if (_credits?.Poisoned is { } poisoned)
+            credited = Credited();
+            if (credited.Credits?.Poisoned is { } poisoned)
             {
                 // The home said the channel is poisoned: fail as its answer to a plain write would.
                 throw new PoisonException(poisoned);
             }
 
             bytes = Encode(value);
-            if (_credits is { } credits)
+            if (credited.Credits is { } credits)
             {
                 lock (credits.Gate)
                 {
                     if (credits.TryTakeLocked())
                     {
                         // Complete when handed to the link: no round trip to time.
-                        _link.SendCredited(_handle, bytes, RemoteTracing.Traceparent(activity));
+                        credited.Route.Link.SendCredited(credited.Route.Handle, bytes, RemoteTracing.Traceparent(activity));
                         activity?.Stop();
                         return default;
                     }
 
                     credits.BeginPlainLocked();
-                    op = SendPlain(at = _route.Current, bytes, activity);
+                    op = SendPlain(at = credited.Route, bytes, activity);
                 }
             }
             else
             {
-                op = SendPlain(at = _route.Current, bytes, activity);
+                op = SendPlain(at = credited.Route, bytes, activity);
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
@@ -160,8 +159,28 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return ValueTask.FromException(Named(e));
         }
 
-        return WaitForHomeAsync(at, op, bytes, activity, started, cancellationToken);
+        return WaitForHomeAsync(at, op, bytes, activity, started, credited.Credits, cancellationToken);
     }
+
+    /// <summary>
+    /// The route operations take now, with the credits its home grants this end: after a move, the
+    /// new home's (the old home's were stopped before the move, link.proto StopCredits).
+    /// </summary>
+    private CreditedRoute Credited()
+    {
+        Route now = _route.Current;
+        CreditedRoute credited = Volatile.Read(ref _credited);
+        if (!ReferenceEquals(credited.Route, now))
+        {
+            credited = new CreditedRoute(now, now.Link.OpenCredits(now.Handle));
+            Volatile.Write(ref _credited, credited);
+        }
+
+        return credited;
+    }
+
+    /// <summary>A route and the credits granted to the end on it (null: this program asks for none).</summary>
+    private sealed record CreditedRoute(Route Route, WriteCredits? Credits);
 
     // The link's failure is shared by all its ends and the encoder knows no names: say which
     // channel (and, for a value too large, whose limit), as a home's answer would.
@@ -176,7 +195,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         }
         catch (InvalidOperationException tooLarge)
         {
-            throw new InvalidOperationException($"Writing to '{_name}' failed in the program '{_link.LocalProgram}': {tooLarge.Message}", tooLarge);
+            throw new InvalidOperationException($"Writing to '{_name}' failed in the program '{_route.Link.LocalProgram}': {tooLarge.Message}", tooLarge);
         }
     }
 
@@ -199,7 +218,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>A write without a credit: one round trip, exact under cancellation (see the class).</summary>
-    private async ValueTask WaitForHomeAsync(Route at, PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, CancellationToken cancellationToken)
+    private async ValueTask WaitForHomeAsync(Route at, PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, WriteCredits? counted, CancellationToken cancellationToken)
     {
         Completion completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         for (int moves = 1; ; moves++)
@@ -240,12 +259,27 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 break;
             }
 
-            op = SendPlain(at, bytes, activity);
+            // Counted with the new home's credits: it may spend one of them on this write.
+            counted?.EndPlain(creditUsed: false);
+            counted = at.Link.OpenCredits(at.Handle);
+            if (counted is not null)
+            {
+                lock (counted.Gate)
+                {
+                    counted.BeginPlainLocked();
+                    op = SendPlain(at, bytes, activity);
+                }
+            }
+            else
+            {
+                op = SendPlain(at, bytes, activity);
+            }
+
             completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         }
 
         RemoteMetrics.EndWrite(started);
-        _credits?.EndPlain(completion.Lost is null && op.CreditUsed);
+        counted?.EndPlain(completion.Lost is null && op.CreditUsed);
         if (completion.Lost is null)
         {
             // The home answered, so it had every frame: nothing reads the buffer any more.
@@ -277,7 +311,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 
         // Credited writes would not hear of it from the home in time: fail them here, as the
         // home would fail a plain write after this poison.
-        _credits?.Poison($"'{_name}' is poisoned: this end poisoned it.");
+        Credited().Credits?.Poison($"'{_name}' is poisoned: this end poisoned it.");
     }
 
     // ---- the output guard ------------------------------------------------------------------------
@@ -308,11 +342,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 
     protected internal override void Disable(GuardSite site) => _readiness.Disable();
 
-    private bool HasCreditOrPoison => _credits is { } credits && (credits.Poisoned is not null || credits.HasFree);
+    private bool HasCreditOrPoison => Credited().Credits is { } credits && (credits.Poisoned is not null || credits.HasFree);
 
     protected internal override async ValueTask<bool> TryReserveAsync(GuardSite site, CancellationToken cancellationToken)
     {
-        if (_credits is { } credits)
+        CreditedRoute credited = Credited();
+        if (credited.Credits is { } credits)
         {
             if (credits.Poisoned is { } poisoned)
             {
@@ -323,10 +358,10 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
 
             lock (credits.Gate)
             {
-                if (!_link.IsFailed && credits.TryTakeLocked())
+                if (!credited.Route.Link.IsFailed && credits.TryTakeForOfferLocked())
                 {
                     // A slot of the home's buffer is this end's already: no round trip.
-                    _reservedCredit = true;
+                    _reservedCredit = credited;
                     return true;
                 }
             }
@@ -335,11 +370,11 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         // Enabled: the other guards can still win meanwhile, so waiting at the home is safe. In the
         // scan nothing else is enabled: ask for what is there now.
         bool wait = _readiness.IsEnabled;
-        Route at = _route.Current;
+        Route at = credited.Route;
         PeerLink link = at.Link;
         PendingOp op = link.Begin(reserves: true);
         var reserve = new ClientFrame { Reserve = new Reserve { Handle = at.Handle, OpId = op.Id, Wait = wait } };
-        if (_credits is { } held)
+        if (credited.Credits is { } held)
         {
             // The home may set one of this end's credits aside for it, as for a plain write: one is kept back until it answers.
             lock (held.Gate)
@@ -353,7 +388,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             link.Send(reserve);
         }
 
-        _ = EndReservationAsync(op);
+        _ = EndReservationAsync(op, credited.Credits);
         using (cancellationToken.UnsafeRegister(static s => { var (l, id) = ((PeerLink, ulong))s!; l.Cancel(id); }, (link, op.Id)))
         {
             await Task.WhenAny(op.Reserved, op.Task).ConfigureAwait(false);
@@ -402,18 +437,18 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>A reservation's answer: the credit kept back for it is free again (or was spent at the home).</summary>
-    private async Task EndReservationAsync(PendingOp op)
+    private static async Task EndReservationAsync(PendingOp op, WriteCredits? counted)
     {
         Completion completion = await op.Task.ConfigureAwait(false);
-        _credits?.EndPlain(completion.Lost is null && op.CreditUsed);
+        counted?.EndPlain(completion.Lost is null && op.CreditUsed);
     }
 
     protected internal override void Confirm(GuardSite site)
     {
-        if (_detachment.IsDetached && (_reservedCredit || _reservation is not null))
+        if (_detachment.IsDetached && (_reservedCredit is not null || _reservation is not null))
         {
             // The home gave the credit or what it set aside back when the end detached: nothing is written.
-            _reservedCredit = false;
+            _reservedCredit = null;
             _reservation = null;
             throw _detachment.Disposed(" while its selection held a place at the home: nothing was written");
         }
@@ -425,23 +460,29 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             throw new PoisonException(poison);
         }
 
-        if (_reservedCredit)
+        if (_reservedCredit is { Credits: { } credits } credited)
         {
-            _reservedCredit = false;
+            _reservedCredit = null;
             PooledValueBuffer bytes;
             try
             {
                 bytes = ValueEncoder.EncodePooled(_codec, _value!, _maxValueSize);
-                _link.SendCredited(_handle, bytes, traceparent: string.Empty);
             }
             catch
             {
-                lock (_credits!.Gate)
+                lock (credits.Gate)
                 {
-                    _credits.ReturnLocked();
+                    credits.ReturnLocked();
                 }
 
                 throw;
+            }
+
+            lock (credits.Gate)
+            {
+                // Under the gate: a home that asked the end to stop spending credits hears so only after this Write.
+                credited.Route.Link.SendCredited(credited.Route.Handle, bytes, traceparent: string.Empty);
+                credits.OfferSentLocked();
             }
         }
         else if (_reservation is { } op)
@@ -491,16 +532,16 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         if (_detachment.IsDetached)
         {
             // The home gave everything back when the end detached.
-            _reservedCredit = false;
+            _reservedCredit = null;
             _reservation = null;
         }
 
-        if (_reservedCredit)
+        if (_reservedCredit is { Credits: { } credits })
         {
-            _reservedCredit = false;
-            lock (_credits!.Gate)
+            _reservedCredit = null;
+            lock (credits.Gate)
             {
-                _credits.ReturnLocked();
+                credits.ReturnLocked();
             }
         }
 

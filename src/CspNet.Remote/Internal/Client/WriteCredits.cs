@@ -1,3 +1,4 @@
+using System;
 using System.Diagnostics;
 using System.Threading;
 
@@ -19,6 +20,9 @@ internal sealed class WriteCredits
 {
     private int _available;
     private int _plainInFlight;
+    private int _heldForOffers;     // credits selections took for offers, not yet sent or given back
+    private bool _stopped;          // the home is moving: no credit is spent any more
+    private Action? _whenStopped;   // answers the stop once no offer holds a credit
     private volatile string? _poisoned;
 
     /// <summary>Held while a writer decides between a credited and a plain write and queues its frames.</summary>
@@ -31,7 +35,10 @@ internal sealed class WriteCredits
     {
         lock (Gate)
         {
-            _available += count;
+            if (!_stopped)
+            {
+                _available += count;
+            }
         }
     }
 
@@ -39,13 +46,58 @@ internal sealed class WriteCredits
     internal bool TryTakeLocked()
     {
         Debug.Assert(Gate.IsHeldByCurrentThread, "TryTakeLocked is called under Gate.");
-        if (_available - _plainInFlight <= 0)
+        if (_stopped || _available - _plainInFlight <= 0)
         {
             return false;
         }
 
         _available--;
         return true;
+    }
+
+    /// <summary>As <see cref="TryTakeLocked"/>, for a selection's offer: the credit is held until the offer is sent or given back.</summary>
+    internal bool TryTakeForOfferLocked()
+    {
+        if (!TryTakeLocked())
+        {
+            return false;
+        }
+
+        _heldForOffers++;
+        return true;
+    }
+
+    /// <summary>An offer's credit was spent (its credited Write is queued); under <see cref="Gate"/>.</summary>
+    internal void OfferSentLocked()
+    {
+        Debug.Assert(Gate.IsHeldByCurrentThread, "OfferSentLocked is called under Gate.");
+        _heldForOffers--;
+        AnswerStopIfDoneLocked();
+    }
+
+    /// <summary>
+    /// The home is moving (link.proto, StopCredits): no credit is spent from now on, and
+    /// <paramref name="answer"/> runs, under <see cref="Gate"/>, once no selection holds one for an
+    /// offer (at once if none does), so that it is queued behind every credited Write of the end.
+    /// </summary>
+    internal void Stop(Action answer)
+    {
+        lock (Gate)
+        {
+            _stopped = true;
+            _available = 0;
+            _whenStopped = answer;
+            AnswerStopIfDoneLocked();
+        }
+    }
+
+    private void AnswerStopIfDoneLocked()
+    {
+        if (_stopped && _heldForOffers == 0 && _whenStopped is { } answer)
+        {
+            _whenStopped = null;
+            answer();
+        }
     }
 
     /// <summary>Whether a credit is free of the plain writes in flight now (a hint: another writer of the end may take it first).</summary>
@@ -64,7 +116,13 @@ internal sealed class WriteCredits
     internal void ReturnLocked()
     {
         Debug.Assert(Gate.IsHeldByCurrentThread, "ReturnLocked is called under Gate.");
-        _available++;
+        _heldForOffers--;
+        if (!_stopped)
+        {
+            _available++;
+        }
+
+        AnswerStopIfDoneLocked();
     }
 
     /// <summary>A plain write (or a reservation for an offer) is sent; under <see cref="Gate"/>.</summary>
@@ -80,7 +138,7 @@ internal sealed class WriteCredits
         lock (Gate)
         {
             _plainInFlight--;
-            if (creditUsed)
+            if (creditUsed && !_stopped)
             {
                 _available--;
             }

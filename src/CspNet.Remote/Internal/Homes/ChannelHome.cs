@@ -1,5 +1,6 @@
 using System;
 using System.Buffers;
+using System.Collections.Generic;
 using System.Diagnostics.CodeAnalysis;
 using System.Threading;
 using System.Threading.Tasks;
@@ -28,6 +29,8 @@ internal sealed class ChannelHome<T> : Home
     private readonly Lock _lock = new();
     private string? _singleWriter; // who holds the single writing end, when the kind has one
     private readonly bool _unbuffered;
+    private readonly string? _bufferKind; // how a program taking the home over rebuilds the buffer; null: it cannot
+    private readonly int _bufferSlots;
 
     internal ChannelHome(string name, NameKind kind, IBuffer<T>? buffer, int bufferCapacity, ValueCodec<T>? codec, long maxValueSize)
         : base(name, kind, codec?.WireName ?? typeof(T).FullName ?? typeof(T).Name, bufferCapacity)
@@ -35,6 +38,7 @@ internal sealed class ChannelHome<T> : Home
         _channel = kind.CreateChannel(buffer);
         _hosted = _channel;
         _unbuffered = buffer is null;
+        (_bufferKind, _bufferSlots) = BufferKinds.Describe(buffer);
         _codec = codec;
         _maxValueSize = maxValueSize;
     }
@@ -42,12 +46,18 @@ internal sealed class ChannelHome<T> : Home
     internal CspChannel<T> Channel => _channel;
 
     /// <summary>
-    /// An unbuffered Any2Any channel moves when its home leaves, if other programs hold ends: it
-    /// holds no values, so quiescing its remote operations (each cancelled exactly, or done) leaves
-    /// only its definition and poison state to hand over. A buffered one's values and its writers'
-    /// credits do not move yet, and a channel with one reading or writing end lives with that end.
+    /// An Any2Any channel, and a One2Any channel (whose only writer leaves with its home), move when
+    /// their home leaves, if other programs hold ends: the remote operations are quiesced (each
+    /// cancelled exactly, or done), the writers' credits stopped, and the buffer's values travel in
+    /// order. A buffer this program cannot describe (a user's <see cref="IBuffer{T}"/>) stays, and
+    /// the channel with it; a channel with one reading end lives with that end.
     /// </summary>
-    internal override bool CanMove => Kind == NameKind.Any2Any && _unbuffered && _codec is not null && HasHolders;
+    internal override bool CanMove =>
+        Kind is NameKind.Any2Any or NameKind.One2Any && (_unbuffered || _bufferKind is not null) && _codec is not null && HasHolders;
+
+    /// <summary>The channel as a program taking it over must build it (link.proto, Handover): a buffer of the same kind and capacity.</summary>
+    internal static ChannelHome<T> ForHandover(Handover handover, ValueCodec<T> codec, long maxValueSize) =>
+        new(handover.Name, NameProtocol.ParseKind(handover.Kind), BufferKinds.Create<T>(handover.BufferKind, handover.BufferSlots), handover.BufferCapacity, codec, maxValueSize);
 
     internal override Handover DescribeForHandover() => new()
     {
@@ -57,7 +67,79 @@ internal sealed class ChannelHome<T> : Home
         BufferCapacity = BufferCapacity,
         Poisoned = _hosted.IsPoisoned,
         PoisonMessage = _hosted.IsPoisoned ? _hosted.CreatePoisoned().Message : string.Empty,
+        BufferKind = _bufferKind ?? string.Empty,
+        BufferSlots = _bufferSlots,
     };
+
+    internal override (Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving)
+    {
+        Handover offer = DescribeForHandover();
+        if (Kind == NameKind.One2Any && !offer.Poisoned)
+        {
+            // Its only writer leaves with this program: the readers read what it wrote, then nothing can come.
+            offer.Poisoned = true;
+            offer.PoisonMessage = $"One2Any '{Name}' is poisoned: its only writer's program, {leaving}, left. The values it had written were read first.";
+        }
+
+        if (_unbuffered)
+        {
+            return (offer, []);
+        }
+
+        // This program's own ends stop here (a poisoned channel's buffered values stay readable),
+        // so that every value is taken out exactly once: into the offer, or by a local reader before.
+        _hosted.Poison(() => new PoisonException($"{Kind.WireName()} '{Name}' left {leaving} with its home: the ends of {leaving} cannot use it any more."));
+        List<byte[]> values = [];
+        while (TryHoldNext() is { } hold)
+        {
+            try
+            {
+                PooledValueBuffer encoded = ValueEncoder.EncodePooled(_codec!, hold.Item, long.MaxValue);
+                values.Add(encoded.WrittenMemory.ToArray());
+                encoded.Return();
+            }
+            catch
+            {
+                _hosted.Release(hold);
+                throw;
+            }
+
+            _hosted.Commit(hold);
+        }
+
+        offer.ValueCount = (uint)values.Count;
+        return (offer, values);
+    }
+
+    private ChannelHold<T>? TryHoldNext()
+    {
+        try
+        {
+            return _hosted.TryHold();
+        }
+        catch (PoisonException)
+        {
+            return null; // poisoned and drained
+        }
+    }
+
+    internal override void Restore(IReadOnlyList<byte[]> values)
+    {
+        if (values.Count > 0 && _hosted.TryReserve(values.Count) != values.Count)
+        {
+            throw new InvalidOperationException($"{values.Count} values do not fit the buffer of {Kind.WireName()} '{Name}'.");
+        }
+
+        foreach (byte[] value in values)
+        {
+            if (TooLarge(value.Length) is { } tooLarge)
+            {
+                throw tooLarge;
+            }
+
+            _hosted.PutReserved(_codec!.Read(new ReadOnlySequence<byte>(value)));
+        }
+    }
 
     internal override void PoisonAsMoved(string message) => _hosted.Poison(() => new PoisonException(message));
 
@@ -322,6 +404,10 @@ internal sealed class ChannelHome<T> : Home
         private readonly record struct OfferTarget(ReaderClaim<T>? Reader, bool CreditUsed);
 
         internal override void OfferCredits(Action<int, string?> grant) => _credits = CreditGrants<T>.For(home._hosted, grant);
+
+        internal override bool GrantsCredits => _credits is not null;
+
+        internal override void StopCredits() => _credits?.Close();
 
         internal override bool PutCredited(ReadOnlySequence<byte> value, bool tooLarge)
         {

@@ -89,6 +89,25 @@ internal abstract class Home
     /// <summary>What a program taking this home over must install (link.proto, Handover).</summary>
     internal virtual Protocol.Handover DescribeForHandover() => throw new NotSupportedException($"{Kind.WireName()} '{Name}' does not move.");
 
+    /// <summary>
+    /// What a program taking this home over must install, with the buffered values in order, taken
+    /// out of the construct (this program's own ends cannot use it any more). <paramref name="leaving"/>
+    /// names this program, for messages.
+    /// </summary>
+    internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving) => (DescribeForHandover(), []);
+
+    /// <summary>Puts the values a leaving home handed over into the construct, in order, before any end is attached.</summary>
+    internal virtual void Restore(IReadOnlyList<byte[]> values)
+    {
+        if (values.Count > 0)
+        {
+            throw new NotSupportedException($"{Kind.WireName()} '{Name}' holds no values.");
+        }
+    }
+
+    /// <summary>The remote ends attached now, with the streams they came on.</summary>
+    internal IEnumerable<KeyValuePair<HomeEnd, HomeSession>> HoldersByEnd => _holders;
+
     /// <summary>Poisons the construct with <paramref name="message"/>: a home that came poisoned, or one that moved away (its local ends cannot follow).</summary>
     internal virtual void PoisonAsMoved(string message)
     {
@@ -155,6 +174,17 @@ internal abstract class HomeEnd
     private Home? _home; // the construct whose place this end takes, until Release gives it back
 
     internal void BindTo(Home home) => _home = home;
+
+    /// <summary>The end's handle on the stream it came on.</summary>
+    internal uint Handle { get; set; }
+
+    /// <summary>Whether the end holds write credits (link.proto, Credit) that a moving home must stop first.</summary>
+    internal virtual bool GrantsCredits => false;
+
+    /// <summary>The end spends no more credits (its credited values are placed): its unused slots go back, and it is granted none.</summary>
+    internal virtual void StopCredits()
+    {
+    }
 
     /// <summary>The construct the end is attached to; null once released.</summary>
     internal Home? Home => Volatile.Read(ref _home);

@@ -43,6 +43,9 @@ internal sealed class HomeMove
     internal Task AnswersSent => Task.WhenAll(_answers);
 }
 
+/// <summary>A program's answer to a Handover: the incarnation it took the home under (null: it did not), and whether it said nothing within the bound.</summary>
+internal readonly record struct HandoverAnswer(string? Taker, bool Silent);
+
 /// <summary>
 /// Hands a home that is leaving with its program to a program that holds its ends
 /// (docs/DISTRIBUTED.md, "A moving home"): quiesce, offer, move the name, then release the
@@ -65,6 +68,10 @@ internal static partial class HomeMover
                 holder.CancelOperationsOn(home);
             }
 
+            // The writers of a buffered channel stop spending credits: every credited value they
+            // sent is placed (in order) before the buffer is taken out.
+            Task<bool> creditsStopped = StopCreditsAsync(home, bound);
+
             if (!await WithinAsync(move.Quiet, bound).ConfigureAwait(false))
             {
                 // A selection holds a value or a reader here and has not settled within the bound:
@@ -77,31 +84,8 @@ internal static partial class HomeMover
                 await WithinAsync(move.Quiet, bound).ConfigureAwait(false);
             }
 
-            Protocol.Handover offer = home.DescribeForHandover();
             poison = $"{home.Kind.WireName()} '{home.Name}' is poisoned: its home, {node.ProgramLabel}, left, and no program holding its ends took it over.";
-            foreach (HomeSession holder in home.Holders)
-            {
-                string? taker = await holder.OfferHomeAsync(offer, bound).ConfigureAwait(false);
-                if (taker is null)
-                {
-                    continue;
-                }
-
-                try
-                {
-                    using var call = new CancellationTokenSource(bound);
-                    await moveName(home.Name, taker, call.Token).ConfigureAwait(false);
-                    poison = null;
-                    Log.Moved(node.Logger, home.Name, holder.Peer);
-                    break;
-                }
-#pragma warning disable CA1031 // The next program holding ends is offered the home; if none takes it, the channel is poisoned.
-                catch (Exception e)
-#pragma warning restore CA1031
-                {
-                    Log.MoveFailed(node.Logger, home.Name, holder.Peer, e.Message);
-                }
-            }
+            poison = await OfferAsync(home, node, moveName, await creditsStopped.ConfigureAwait(false)).ConfigureAwait(false);
         }
         finally
         {
@@ -128,6 +112,67 @@ internal static partial class HomeMover
         {
             // A client that does not read its answers: its link ends with the program, as any would.
         }
+    }
+
+    /// <summary>
+    /// Offers the quiesced home to the programs holding its ends, one at a time, and moves the name
+    /// to the first that takes it: null then; otherwise the message the channel is poisoned with.
+    /// </summary>
+    private static async Task<string?> OfferAsync(Home home, IHomeNode node, Func<string, string, CancellationToken, Task<NameEntry>> moveName, bool creditsStopped)
+    {
+        TimeSpan bound = node.Options.PeerTimeout;
+        string channel = $"{home.Kind.WireName()} '{home.Name}'";
+        if (!creditsStopped)
+        {
+            // A credited value could still be on its way here: the buffer cannot move whole.
+            return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and a program writing to it did not confirm within {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout) that it had stopped writing with credits, so its buffered values could not move.";
+        }
+
+        (Protocol.Handover offer, IReadOnlyList<byte[]> values) = home.TakeForHandover(node.ProgramLabel);
+        long bytes = values.Sum(v => (long)v.Length);
+        long maxBytes = Math.Max(node.Options.MaxBytesPerLink, node.Options.MaxValueSize);
+        if (bytes > maxBytes)
+        {
+            return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and its {values.Count:N0} buffered values ({bytes:N0} bytes) are more than one link may carry (CspNodeOptions.MaxBytesPerLink, {maxBytes:N0} bytes).";
+        }
+
+        foreach (HomeSession holder in home.Holders)
+        {
+            (string? taker, bool silent) = await holder.OfferHomeAsync(offer, values, bound).ConfigureAwait(false);
+            if (taker is null)
+            {
+                if (silent && values.Count > 0)
+                {
+                    // It may have installed the values and answer late: offering them again could
+                    // let two homes hand out the same value.
+                    return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and {holder.Peer}, offered it with {values.Count:N0} buffered values, did not answer within {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout); it is not offered again, so that no value is read twice.";
+                }
+
+                continue;
+            }
+
+            try
+            {
+                using var call = new CancellationTokenSource(bound);
+                await moveName(home.Name, taker, call.Token).ConfigureAwait(false);
+                Log.Moved(node.Logger, home.Name, holder.Peer);
+                return null;
+            }
+#pragma warning disable CA1031 // The next program holding ends is offered the home; if none takes it, the channel is poisoned.
+            catch (Exception e)
+#pragma warning restore CA1031
+            {
+                Log.MoveFailed(node.Logger, home.Name, holder.Peer, e.Message);
+            }
+        }
+
+        return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and no program holding its ends took it over.";
+    }
+
+    private static async Task<bool> StopCreditsAsync(Home home, TimeSpan bound)
+    {
+        bool[] stopped = await Task.WhenAll(home.HoldersByEnd.Where(e => e.Key.GrantsCredits).Select(e => e.Value.StopCreditsAsync(e.Key, bound))).ConfigureAwait(false);
+        return stopped.All(s => s);
     }
 
     private static async Task<bool> WithinAsync(Task task, TimeSpan bound)

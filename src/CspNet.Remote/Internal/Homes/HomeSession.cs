@@ -67,6 +67,7 @@ internal sealed partial class HomeSession
     // Credited lane values the lane failed to bring, by op_id: the client sends each again on the link.
     private readonly ConcurrentDictionary<ulong, TaskCompletionSource<LanePayload>> _resent = new();
     private readonly ConcurrentDictionary<string, TaskCompletionSource<string?>> _handovers = new(StringComparer.Ordinal); // homes offered to this client, by name
+    private readonly ConcurrentDictionary<uint, TaskCompletionSource> _creditStops = new(); // StopCredits sent, by handle, until CreditsStopped is handled
     private readonly CancellationTokenSource _closing = new();
     private readonly CancellationToken _closed; // _closing's token, usable after the source is disposed
 
@@ -235,6 +236,9 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.Deliver:
                 Deliver(frame.Deliver);
                 break;
+            case ClientFrame.BodyOneofCase.CreditsStopped:
+                CreditsStopped(frame.CreditsStopped.Handle);
+                break;
             case ClientFrame.BodyOneofCase.Taken:
                 if (_handovers.TryRemove(frame.Taken.Name, out TaskCompletionSource<string?>? offered))
                 {
@@ -326,6 +330,7 @@ internal sealed partial class HomeSession
             }
 
             HomeEnd end = home.Attach(attach.Role, attach.Kind, attach.ValueType, _peer, _node.Options.MaxEndsPerName, this);
+            end.Handle = attach.Handle;
             if (_grantsCredits)
             {
                 uint handle = attach.Handle;
@@ -1084,30 +1089,92 @@ internal sealed partial class HomeSession
     }
 
     /// <summary>
-    /// Offers the client's program a home this program is leaving (link.proto, Handover); the
-    /// incarnation it took the home under, or null if it did not within <paramref name="bound"/>.
+    /// Asks the client to spend no more credits on <paramref name="end"/> (link.proto, StopCredits);
+    /// true once its answer has come and every credited value before it is placed (the end's unused
+    /// slots released), or once the stream has ended; false if no answer came within <paramref name="bound"/>.
     /// </summary>
-    internal async Task<string?> OfferHomeAsync(Handover offer, TimeSpan bound)
+    internal async Task<bool> StopCreditsAsync(HomeEnd end, TimeSpan bound)
     {
-        var answer = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
-        if (_closed.IsCancellationRequested || !_handovers.TryAdd(offer.Name, answer))
+        var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        uint handle = end.Handle;
+        if (!_creditStops.TryAdd(handle, stopped))
         {
-            return null;
+            return false;
         }
 
         try
         {
+            using CancellationTokenRegistration closed = _closed.Register(static s => ((TaskCompletionSource)s!).TrySetResult(), stopped);
+            Send(new HomeFrame { StopCredits = new StopCredits { Handle = handle } });
+            await stopped.Task.WaitAsync(bound).ConfigureAwait(false);
+            return true;
+        }
+        catch (Exception e) when (e is TimeoutException or ObjectDisposedException)
+        {
+            return e is ObjectDisposedException; // the stream ended: its end's credits closed with it
+        }
+        finally
+        {
+            _creditStops.TryRemove(handle, out _);
+        }
+    }
+
+    /// <summary>The client spends no more credits on <paramref name="handle"/>: once its credited values are placed, the end's unused slots go back.</summary>
+    private void CreditsStopped(uint handle)
+    {
+        if (!_ends.TryGetValue(handle, out HomeEnd? end))
+        {
+            Answered(handle);
+            return;
+        }
+
+        InOrder(handle, end, e =>
+        {
+            e.StopCredits();
+            Answered(handle);
+        });
+
+        void Answered(uint stopped)
+        {
+            if (_creditStops.TryRemove(stopped, out TaskCompletionSource? waiting))
+            {
+                waiting.TrySetResult();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Offers the client's program a home this program is leaving (link.proto, Handover), after the
+    /// buffered values it holds (HandoverValue, each split into frames of at most ChunkSize); the
+    /// incarnation it took the home under, or null if it did not within <paramref name="bound"/>.
+    /// </summary>
+    internal async Task<HandoverAnswer> OfferHomeAsync(Handover offer, IReadOnlyList<byte[]> values, TimeSpan bound)
+    {
+        var answer = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        if (_closed.IsCancellationRequested || !_handovers.TryAdd(offer.Name, answer))
+        {
+            return new HandoverAnswer(null, Silent: false);
+        }
+
+        try
+        {
+            foreach (byte[] value in values)
+            {
+                ByteString last = ValueEncoder.Split(value, _node.Options.ChunkSize, (this, offer.Name), static (s, part) => s.Item1.Send(new HomeFrame { HandoverValue = new HandoverValue { Name = s.Name, Data = part, More = true } }));
+                Send(new HomeFrame { HandoverValue = new HandoverValue { Name = offer.Name, Data = last } });
+            }
+
             Send(new HomeFrame { Handover = offer });
             using CancellationTokenRegistration closed = _closed.Register(static a => ((TaskCompletionSource<string?>)a!).TrySetResult(null), answer);
-            return await answer.Task.WaitAsync(bound).ConfigureAwait(false);
+            return new HandoverAnswer(await answer.Task.WaitAsync(bound).ConfigureAwait(false), Silent: false);
         }
         catch (TimeoutException)
         {
-            return null;
+            return new HandoverAnswer(null, Silent: true);
         }
         catch (ObjectDisposedException)
         {
-            return null; // the stream ended meanwhile
+            return new HandoverAnswer(null, Silent: false); // the stream ended meanwhile
         }
         finally
         {

@@ -33,5 +33,5 @@ internal sealed class NodeRuntime : IHomeNode
     public ILaneRegistry? Lanes { get; set; }
 
     /// <summary>Installs a channel a leaving home hands to this program (set by the node once it has a NameServer).</summary>
-    public Func<Protocol.Handover, System.Threading.Tasks.Task<string>>? TakeHome { get; set; }
+    public Func<Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome { get; set; }
 }

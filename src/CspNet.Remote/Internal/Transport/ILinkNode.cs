@@ -21,8 +21,9 @@ internal interface ILinkNode
     string Incarnation { get; }
 
     /// <summary>
-    /// Installs a channel whose leaving home offers it to this program (link.proto, Handover) and
-    /// returns the incarnation the NameServer knows this program by; null when this program takes none.
+    /// Installs a channel whose leaving home offers it to this program (link.proto, Handover), with
+    /// the buffered values that came before the offer, in order, and returns the incarnation the
+    /// NameServer knows this program by; null when this program takes none.
     /// </summary>
-    System.Func<CspNet.Remote.Protocol.Handover, System.Threading.Tasks.Task<string>>? TakeHome => null;
+    System.Func<CspNet.Remote.Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome => null;
 }
