@@ -74,6 +74,30 @@ internal abstract class Home
         return move;
     }
 
+    /// <summary>
+    /// Ends a move that did not happen (a live move cancelled or refused before the name moved):
+    /// operations start on the home again. The operations held meanwhile are answered by
+    /// <paramref name="move"/>'s release.
+    /// </summary>
+    internal void EndMove(HomeMove move) => Interlocked.CompareExchange(ref _move, null, move);
+
+    /// <summary>Begins a move unless one is under way already; null then.</summary>
+    internal HomeMove? TryBeginMove()
+    {
+        var move = new HomeMove();
+        if (Interlocked.CompareExchange(ref _move, move, null) is not null)
+        {
+            return null;
+        }
+
+        if (Volatile.Read(ref _runningOps) == 0)
+        {
+            move.SignalQuiet();
+        }
+
+        return move;
+    }
+
     /// <summary>A remote operation starts running on the construct.</summary>
     internal void OperationStarted() => Interlocked.Increment(ref _runningOps);
 

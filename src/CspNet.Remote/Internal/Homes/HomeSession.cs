@@ -229,6 +229,9 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.Deliver:
                 Deliver(frame.Deliver);
                 break;
+            case ClientFrame.BodyOneofCase.BecomeHome:
+                BecomeHome(frame.BecomeHome);
+                break;
             case ClientFrame.BodyOneofCase.Taken:
                 if (_handovers.TryRemove(frame.Taken.Name, out TaskCompletionSource<string?>? offered))
                 {
