@@ -68,6 +68,9 @@ public sealed partial class CspNode
         answer.ThrowIfFailed($"Becoming the home of '{name}'", cancellationToken);
     }
 
+    /// <summary>The constructs this program hosts now, by name (for diagnostics and tests).</summary>
+    internal HomeDirectory HostedHomes => _runtime.Homes;
+
     /// <summary>Hands a channel hosted here to the program that asked for it (link.proto, BecomeHome).</summary>
     private Task GiveHomeAsync(Home home, HomeSession taker, CancellationToken cancellationToken) =>
         HomeMover.GiveAsync(home, taker, _runtime, FollowersOf(home), (name, to, ct) => _names!.MoveAsync(name, to, ct), cancellationToken);
