@@ -1,4 +1,6 @@
+using CspNet.Remote.Tests.Link;
 using CspNet.Remote.Tests.Named;
+using Proto = CspNet.Remote.Protocol;
 
 namespace CspNet.Remote.Tests.Ends;
 
@@ -204,6 +206,46 @@ public sealed class DetachTests
         Task<int> selecting = new Alternative([input]).SelectAsync().AsTask();
         await user.DetachAsync(input);
         await Assert.ThrowsAsync<ObjectDisposedException>(() => selecting);
+        await AssertNextIsSentinelAsync(atHome, localWriter);
+    }
+
+    [Theory(Timeout = Timeout)]
+    [InlineData(true, false)]
+    [InlineData(true, true)]
+    [InlineData(false, false)]
+    public async Task Detach_OperationsWaitingOnTheEnd_HomeAnswersThemCancelledAndHoldsNothing(bool reader, bool read)
+    {
+        // Frame by frame, so that the home's answers are seen: the client's own end fails its
+        // waiting selection locally and would never notice an operation the home kept running.
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home", o => o.MaxOperationsPerLink = 1);
+        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync<int>("waits");
+        AltingChannelOut<int> localWriter = await home.GetAny2AnyOutAsync<int>("waits");
+        await using var client = await LinkBoundsTests.RawClient.ConnectAsync(home);
+
+        for (uint handle = 1; handle <= 3; handle++)
+        {
+            await client.AttachAsync(handle, "waits", "Any2Any", "int32", reader ? Proto.Role.Reader : Proto.Role.Writer);
+            ulong waiting = handle * 10;
+            await client.SendAsync(read
+                ? new Proto.ClientFrame { Read = new Proto.Read { Handle = handle, OpId = waiting } }
+                : new Proto.ClientFrame { Watch = new Proto.Watch { Handle = handle, OpId = waiting } });
+            await client.SendAsync(new Proto.ClientFrame { Detach = new Proto.Detach { Handle = handle, OpId = waiting + 1 } });
+
+            // Both are answered: the waiting operation as cancelled (it took nothing), the detach as
+            // done. An operation left running would also hold the stream's only operation slot, so
+            // the next round's would be refused.
+            var answers = new List<(ulong, Proto.Outcome)>();
+            for (int i = 0; i < 2; i++)
+            {
+                Proto.Completed completed = await client.NextCompletedAsync().WaitAsync(TimeSpan.FromSeconds(20));
+                answers.Add((completed.OpId, completed.Outcome));
+            }
+
+            Assert.Equal([(waiting, Proto.Outcome.Cancelled), (waiting + 1, Proto.Outcome.Ok)], answers.Order());
+        }
+
+        // Nothing of the detached ends is left at the home: the home's own reader and writer meet.
         await AssertNextIsSentinelAsync(atHome, localWriter);
     }
 

@@ -223,7 +223,7 @@ public sealed class LinkBoundsTests
     private static ByteString Encoded(byte first) => ByteString.CopyFrom([1, .. Value(first)]);
 
     /// <summary>A Link stream driven frame by frame, as a client that speaks only link.proto would.</summary>
-    private sealed class RawClient : IAsyncDisposable
+    internal sealed class RawClient : IAsyncDisposable
     {
         private readonly Grpc.Net.Client.GrpcChannel _channel;
         private readonly AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> _call;
