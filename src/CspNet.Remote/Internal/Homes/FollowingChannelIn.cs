@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -56,10 +57,26 @@ internal sealed class FollowingChannelIn<T> : AltingChannelIn<T>, IFollowingEnd
         {
             FollowingState<AltingChannelIn<T>>.Epoch epoch = _following.Current;
             ValueTask<T> read = _core.ReadAsync(epoch.Stop.Token);
-            return read.IsCompletedSuccessfully ? read : _following.RunAsync(read, epoch, this, s_local, s_remote, cancellationToken);
+            return read.IsCompletedSuccessfully ? read : AwaitLocalAsync(read, epoch);
         }
 
         return _following.RunAsync(default, null, this, s_local, s_remote, cancellationToken);
+    }
+
+    /// <summary>A local read that waits (the common case of an exchange): pooled, and it leaves the general path only if a move stops it.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    private async ValueTask<T> AwaitLocalAsync(ValueTask<T> read, FollowingState<AltingChannelIn<T>>.Epoch epoch)
+    {
+        try
+        {
+            return await read.ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (epoch.Stop.IsCancellationRequested)
+        {
+            // Stopped at the core by the move (this read has no token of its own): it took nothing.
+        }
+
+        return await _following.RunAsync(ValueTask.FromCanceled<T>(epoch.Stop.Token), epoch, this, s_local, s_remote, CancellationToken.None).ConfigureAwait(false);
     }
 
     private static readonly Func<FollowingChannelIn<T>, CancellationToken, ValueTask<T>> s_local = static (end, token) => end._core.ReadAsync(token);

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Alternation;
@@ -62,10 +63,27 @@ internal sealed class FollowingChannelOut<T> : AltingChannelOut<T>, IFollowingEn
         {
             FollowingState<AltingChannelOut<T>>.Epoch epoch = _following.Current;
             ValueTask write = _core.WriteAsync(value, epoch.Stop.Token);
-            return write.IsCompletedSuccessfully ? write : Following(AsBool(write), epoch, value, cancellationToken);
+            return write.IsCompletedSuccessfully ? write : AwaitLocalAsync(write, epoch, value);
         }
 
         return Following(default, null, value, cancellationToken);
+    }
+
+    /// <summary>A local write that waits (the common case of an exchange): pooled, and it leaves the general path only if a move stops it.</summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask AwaitLocalAsync(ValueTask write, FollowingState<AltingChannelOut<T>>.Epoch epoch, T value)
+    {
+        try
+        {
+            await write.ConfigureAwait(false);
+            return;
+        }
+        catch (OperationCanceledException) when (epoch.Stop.IsCancellationRequested)
+        {
+            // Stopped at the core by the move (this write has no token of its own): no reader took the value.
+        }
+
+        await Following(ValueTask.FromCanceled<bool>(epoch.Stop.Token), epoch, value, CancellationToken.None).ConfigureAwait(false);
     }
 
     private async ValueTask Following(ValueTask<bool> started, FollowingState<AltingChannelOut<T>>.Epoch? epoch, T value, CancellationToken cancellationToken) =>
