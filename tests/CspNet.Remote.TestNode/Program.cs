@@ -406,6 +406,31 @@ try
                 return 0;
             }
 
+        case "home-offer-order":
+            {
+                // home-offer-order <name> <count>: hosts the Any2Any channel and writes 0..count-1,
+                // each by a selection over an offer, saying "wrote <i>" after each.
+                AltingChannelOut<int> output = await node.GetAny2AnyOutAsync<int>(a[0]);
+                var alternative = new Alternative([output]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    output.Offer(i);
+                    if (await alternative.PriSelectAsync() != 0)
+                    {
+                        Console.WriteLine("failed: the selection chose no guard");
+                        return 1;
+                    }
+
+                    Console.WriteLine($"wrote {i}");
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
         case "home-read-order":
         case "home-select-order":
             {

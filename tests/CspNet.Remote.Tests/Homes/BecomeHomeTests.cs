@@ -86,6 +86,30 @@ public sealed class BecomeHomeTests
         await home.WaitForAsync($"done read {Total}");
     }
 
+    [Fact(Timeout = 120_000)]
+    public async Task BecomeHomeAsync_HomesOwnOfferWaitsInASelection_OfferIsWrittenAtTheNewHomeOnce()
+    {
+        const int Total = 200;
+        await using TestSystem system = await TestSystem.StartAsync();
+        ChildNode home = system.Child("home-offer-order", "offers", Total.ToString(CultureInfo.InvariantCulture));
+        await home.ReadyAsync();
+        CspNode node = await system.NodeAsync("reader");
+        AltingChannelIn<int> input = await node.GetAny2AnyInAsync<int>("offers");
+        Assert.Equal(0, await input.ReadAsync());
+
+        // The home's next offer now waits in its selection at its own core channel.
+        await home.WaitForAsync("wrote 0");
+        await node.BecomeHomeAsync("offers");
+        Assert.True(HostsHere(node, "offers"));
+
+        for (int i = 1; i < Total; i++)
+        {
+            Assert.Equal(i, await input.ReadAsync());
+        }
+
+        await home.WaitForAsync($"done wrote {Total}");
+    }
+
     [Fact(Timeout = 60_000)]
     public async Task BecomeHomeAsync_ProgramHoldsNoEnd_ThrowsInvalidOperationSayingSo()
     {
