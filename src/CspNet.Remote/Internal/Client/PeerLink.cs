@@ -45,7 +45,8 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
     private BulkLane? _lane; // set once, before the link is handed out: the home offered one and it opened
-    private readonly ConcurrentDictionary<ulong, Task> _creditedOnLane = new(); // credited lane values the home has not yet confirmed
+    private readonly ConcurrentDictionary<ulong, CreditedOnLane> _creditedOnLane = new(); // credited lane values the home has not yet answered
+    private TaskCompletionSource? _creditedOnLaneAnswered; // set by a leaving link: done when the last of them is answered
 
     private PeerLink(ILinkNode node, string host, int port)
     {
@@ -85,7 +86,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var link = new PeerLink(node, host, port);
         link._writer = link.PumpAsync();
         link._reader = link.ReadLoopAsync();
-        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites, BulkLane = node.Options.BulkLane && !OperatingSystem.IsWindows() } });
+        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites, BulkLane = node.Options.BulkLane && !OperatingSystem.IsWindows(), LanePlaced = true } });
         try
         {
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
@@ -166,22 +167,25 @@ internal sealed partial class PeerLink : IAsyncDisposable
         ThrowIfFailed();
         if (bytes.WrittenMemory.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane)
         {
-            // The home answers a credited lane value (OK once placed): the bytes are kept until then.
-            PendingOp op = Begin();
-            if (lane.TrySend(op.Id, bytes.WrittenMemory))
+            // The home answers a credited lane value (OK once placed, alone or in a LanePlaced
+            // frame): the bytes are kept until then. Registered before anything is sent, so that
+            // the answer always finds it.
+            ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+            _creditedOnLane[id] = new CreditedOnLane(handle, bytes, traceparent);
+            if (lane.TrySend(id, bytes.WrittenMemory))
             {
-                Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Credited = true, Lane = true, Traceparent = traceparent } });
+                Send(new ClientFrame { Write = new Write { Handle = handle, OpId = id, Credited = true, Lane = true, Traceparent = traceparent } });
                 Interlocked.Increment(ref _creditedLaneWrites);
-                Task confirming = ConfirmCreditedOnLaneAsync(op, handle, bytes, traceparent);
-                if (!confirming.IsCompleted)
+                if (_failure is not null)
                 {
-                    _creditedOnLane[op.Id] = confirming;
+                    // Registered after the loss swept the table: the link is gone, so is the answer.
+                    ForgetCreditedOnLane(id);
                 }
 
                 return;
             }
 
-            _ops.TryRemove(op.Id, out _);
+            _creditedOnLane.TryRemove(id, out _);
         }
 
         SendCreditedOnLink((ulong)Interlocked.Increment(ref _nextOp), handle, bytes, traceparent);
@@ -199,28 +203,51 @@ internal sealed partial class PeerLink : IAsyncDisposable
     }
 
     /// <summary>
-    /// Waits for the home's answer to a credited value sent on the lane: OK, it was placed (the
-    /// bytes go back); ABORTED, the lane did not bring it and the home holds its place in order,
-    /// so it goes again on the link as a credited Write under the same op_id.
+    /// The home's answer to credited lane value <paramref name="id"/>; false if it is none of them.
+    /// ABORTED: the lane did not bring it and the home holds its place in order, so it goes again
+    /// on the link as a credited Write under the same op_id (unanswered). Anything else: the home
+    /// has it, and the bytes go back.
     /// </summary>
-    private async Task ConfirmCreditedOnLaneAsync(PendingOp op, uint handle, PooledValueBuffer bytes, string traceparent)
+    private bool AnswerCreditedOnLane(ulong id, Completed? completed)
     {
-        Completion completion = await op.Task.ConfigureAwait(false);
-        if (completion.Lost is not null)
+        if (!_creditedOnLane.TryRemove(id, out CreditedOnLane sent))
         {
-            // The link is gone and the lane may still be reading the bytes: they are left to the GC.
+            return false;
         }
-        else if (completion is { Outcome: Outcome.Error, Status: StatusCode.Aborted })
+
+        if (completed is { Outcome: Outcome.Error, Status: (int)StatusCode.Aborted })
         {
-            SendCreditedOnLink(op.Id, handle, bytes, traceparent);
+            SendCreditedOnLink(id, sent.Handle, sent.Bytes, sent.Traceparent);
         }
         else
         {
-            bytes.Return();
+            sent.Bytes.Return();
         }
 
-        _creditedOnLane.TryRemove(op.Id, out _);
+        AnsweredCreditedOnLane();
+        return true;
     }
+
+    /// <summary>A credited lane value whose link is gone: the lane may still be reading its bytes, so they are left to the GC.</summary>
+    private void ForgetCreditedOnLane(ulong id)
+    {
+        if (_creditedOnLane.TryRemove(id, out _))
+        {
+            AnsweredCreditedOnLane();
+        }
+    }
+
+    private void AnsweredCreditedOnLane()
+    {
+        Interlocked.MemoryBarrier(); // against a leaving link's Exchange: one of the two sees the other
+        if (_creditedOnLane.IsEmpty)
+        {
+            Volatile.Read(ref _creditedOnLaneAnswered)?.TrySetResult();
+        }
+    }
+
+    /// <summary>A credited value sent on the lane, kept until the home answers it.</summary>
+    private readonly record struct CreditedOnLane(uint Handle, PooledValueBuffer Bytes, string Traceparent);
 
     /// <summary>
     /// Sends the bytes of plain write <paramref name="opId"/> on the bulk lane when they are large
@@ -438,6 +465,17 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 {
                     op.Complete(frame.Completed, frame.TakeRented());
                 }
+                else
+                {
+                    AnswerCreditedOnLane(frame.Completed.OpId, frame.Completed);
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.LanePlaced:
+                foreach (ulong placed in frame.LanePlaced.OpIds)
+                {
+                    AnswerCreditedOnLane(placed, completed: null);
+                }
 
                 break;
         }
@@ -502,6 +540,11 @@ internal sealed partial class PeerLink : IAsyncDisposable
             }
         }
 
+        foreach (ulong id in _creditedOnLane.Keys)
+        {
+            ForgetCreditedOnLane(id);
+        }
+
         _out.Writer.TryComplete();
     }
 
@@ -512,8 +555,16 @@ internal sealed partial class PeerLink : IAsyncDisposable
         try
         {
             // Credited values on the lane were written as far as their writers know: the home
-            // confirms each before this side of the link closes.
-            await Task.WhenAll(_creditedOnLane.Values).WaitAsync(_node.Options.PeerTimeout).ConfigureAwait(false);
+            // confirms each before this side of the link closes (one sent again on the link after
+            // an ABORTED goes out before the pump ends).
+            var answered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            Interlocked.Exchange(ref _creditedOnLaneAnswered, answered);
+            if (_creditedOnLane.IsEmpty)
+            {
+                answered.TrySetResult();
+            }
+
+            await answered.Task.WaitAsync(_node.Options.PeerTimeout).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // Best effort on the way out: a value the home never got poisons its channel there.
         catch (Exception)

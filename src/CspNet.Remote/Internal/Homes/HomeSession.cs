@@ -56,6 +56,7 @@ internal sealed partial class HomeSession
     private string _peer = "a program that has not introduced itself";
     private bool _grantsCredits; // the client said Hello.write_credits, and this program grants them
     private LaneInbox? _lane; // the client said Hello.bulk_lane, and this program offered one
+    private LanePlacements? _placements; // the client said Hello.lane_placed too: placed credited lane values answered in batches
     private byte[]? _laneSecret;
 
     // Per writing end, the work later frames on it wait for: credited values still coming on the
@@ -106,6 +107,11 @@ internal sealed partial class HomeSession
                 answer.LaneHost = lanes.HostIdentity;
                 answer.LanePort = (uint)lanes.TcpPort;
                 answer.LaneSecret = ByteString.CopyFrom(_laneSecret);
+                if (hello.LanePlaced)
+                {
+                    _placements = new LanePlacements(placed => Send(new HomeFrame { LanePlaced = placed }));
+                    answer.LanePlaced = true;
+                }
             }
 
             Send(new HomeFrame { Hello = answer });
@@ -532,6 +538,7 @@ internal sealed partial class HomeSession
             // held as pending (the credits bound how many are on their way).
             Task<LanePayload> arriving = _lane.TakeAsync(write.OpId, _node.Options.PeerTimeout, _closed);
             ulong opId = write.OpId;
+            _placements?.Opened();
             InOrder(write.Handle, end, e => PlaceFromLaneAsync(e, opId, arriving));
             return;
         }
@@ -588,37 +595,85 @@ internal sealed partial class HomeSession
         await step(end).ConfigureAwait(false);
     }
 
-    /// <summary>A credited value from the lane, or sent again on the link when the lane did not bring it; then its answer.</summary>
+    /// <summary>
+    /// A credited value from the lane, or sent again on the link when the lane did not bring it
+    /// (answered ABORTED); then, if it came on the lane, its OK: on its own, or gathered with others
+    /// (<see cref="LanePlacements"/>) for a client that takes <see cref="LanePlaced"/> frames.
+    /// </summary>
     private async Task PlaceFromLaneAsync(HomeEnd end, ulong opId, Task<LanePayload> arriving)
     {
-        LanePayload value;
+        LanePlacements? placements = _placements;
+        bool placedFromLane = false;
+        int length = 0;
         try
         {
-            value = await arriving.ConfigureAwait(false);
-            if (value.Array is null)
+            LanePayload value;
+            bool resent = false;
+            try
             {
-                var resent = new TaskCompletionSource<LanePayload>(TaskCreationOptions.RunContinuationsAsynchronously);
-                _resent[opId] = resent;
-                Complete(opId, new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane: send it again on the link."));
-                try
+                value = await WhenArrivedAsync(arriving, placements).ConfigureAwait(false);
+                if (value.Array is null)
                 {
-                    value = await resent.Task.WaitAsync(_closed).ConfigureAwait(false);
-                }
-                finally
-                {
-                    _resent.TryRemove(opId, out _);
+                    var again = new TaskCompletionSource<LanePayload>(TaskCreationOptions.RunContinuationsAsynchronously);
+                    _resent[opId] = again;
+                    Complete(opId, new OpResult(Outcome.Error, StatusCode.Aborted, $"The value of op {opId} did not come on the bulk lane: send it again on the link."));
+                    resent = true;
+                    try
+                    {
+                        value = await WhenArrivedAsync(again.Task.WaitAsync(_closed), placements).ConfigureAwait(false);
+                    }
+                    finally
+                    {
+                        _resent.TryRemove(opId, out _);
+                    }
                 }
             }
+            catch (OperationCanceledException)
+            {
+                PlaceCredited(end, default, "its program's link closed before the value arrived on the bulk lane");
+                return;
+            }
+
+            // A value sent again on the link takes its lane Write's place unanswered (link.proto, Write.lane).
+            length = value.Length;
+            placedFromLane = PlaceCredited(end, value, value.Array is null ? "it is larger than the largest value this program accepts (CspNodeOptions.MaxValueSize)" : null) && !resent;
         }
-        catch (OperationCanceledException)
+        finally
         {
-            PlaceCredited(end, default, "its program's link closed before the value arrived on the bulk lane");
-            return;
+            if (placements is null)
+            {
+                if (placedFromLane)
+                {
+                    Complete(opId, new OpResult(Outcome.Ok));
+                }
+            }
+            else if (placedFromLane)
+            {
+                placements.Placed(opId, length);
+            }
+            else
+            {
+                placements.Ended();
+            }
+        }
+    }
+
+    /// <summary>A credited lane value's bytes; while it waits for them, the OKs gathered go out.</summary>
+    private static async Task<LanePayload> WhenArrivedAsync(Task<LanePayload> arriving, LanePlacements? placements)
+    {
+        if (placements is null || arriving.IsCompleted)
+        {
+            return await arriving.ConfigureAwait(false);
         }
 
-        if (PlaceCredited(end, value, value.Array is null ? "it is larger than the largest value this program accepts (CspNodeOptions.MaxValueSize)" : null))
+        placements.Waiting();
+        try
         {
-            Complete(opId, new OpResult(Outcome.Ok));
+            return await arriving.ConfigureAwait(false);
+        }
+        finally
+        {
+            placements.Arrived();
         }
     }
 
