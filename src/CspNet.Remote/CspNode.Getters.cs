@@ -175,16 +175,18 @@ public sealed partial class CspNode
             request,
             () => new ChannelHome<T>(name, kind, buffer, request.BufferCapacity, codec, maxValueSize),
             home => home is ChannelHome<T> channel && home.Kind == kind
-                ? channel.LocalEnd(reader, ProgramLabel)
+                ? Following(channel, channel.LocalEnd(reader, ProgramLabel), codec is null ? null : ct => AttachFollowerAsync(request, RemoteEnd, ct))
                 : throw NameRules.Mismatch(home, kind, typeof(T)),
-            (link, handle) =>
-            {
-                EndRoute route = RouteFor(request, link, handle, handover => ChannelHome<T>.ForHandover(handover, codec!, maxValueSize));
-                return reader
-                    ? new RemoteChannelIn<T>(route, codec!, name)
-                    : new RemoteChannelOut<T>(route, codec!, name, maxValueSize);
-            },
+            RemoteEnd,
             cancellationToken);
+
+        object RemoteEnd(PeerLink link, uint handle)
+        {
+            EndRoute route = RouteFor(request, link, handle, handover => ChannelHome<T>.ForHandover(handover, codec!, maxValueSize));
+            return reader
+                ? new RemoteChannelIn<T>(route, codec!, name)
+                : new RemoteChannelOut<T>(route, codec!, name, maxValueSize);
+        }
     }
 
     private ValueCodec<T> CodecFor<T>(string name)

@@ -41,7 +41,15 @@ public sealed partial class CspNode
     }
 
     /// <summary>Attaches the end again at the home the NameServer names now, within the peer timeout.</summary>
-    private async Task<Route> ReattachAsync(EndRequest request, Route from, CancellationToken cancellationToken)
+    private Task<Route> ReattachAsync(EndRequest request, Route from, CancellationToken cancellationToken) =>
+        AttachAtNamedHomeAsync(request, from, cancellationToken);
+
+    /// <summary>
+    /// Attaches an end at the home the NameServer names now, within the peer timeout: an end that
+    /// follows a move from <paramref name="from"/>, or (null) one of this program's own ends whose
+    /// channel moved away from here.
+    /// </summary>
+    private async Task<Route> AttachAtNamedHomeAsync(EndRequest request, Route? from, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         using var bounded = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
@@ -54,7 +62,7 @@ public sealed partial class CspNode
                 throw NameRules.Mismatch(request.Name, record.Kind, record.ValueType, request.Kind.WireName(), request.ValueType);
             }
 
-            if (from.Link.IsFailed && string.Equals($"{record.Host}:{record.Port}", from.Link.Target, StringComparison.OrdinalIgnoreCase))
+            if (from is not null && from.Link.IsFailed && string.Equals($"{record.Host}:{record.Port}", from.Link.Target, StringComparison.OrdinalIgnoreCase))
             {
                 // The link broke and the name still lives there: the home was lost, it did not move.
                 throw from.Link.Failure is { } failure

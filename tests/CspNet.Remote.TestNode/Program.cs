@@ -457,6 +457,84 @@ try
                 return 0;
             }
 
+        case "home-write-from":
+        case "write-from":
+            {
+                // [home-]write-from <name> <first> <count>: writes first..first+count-1 to the Any2Any
+                // channel. home-write-from hosts it (its getter comes first) and keeps writing while
+                // another program takes the home (CspNode.BecomeHomeAsync).
+                AltingChannelOut<int> output = await node.GetAny2AnyOutAsync<int>(a[0]);
+                Console.WriteLine("ready");
+                int first = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                int count = int.Parse(a[2], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = first; i < first + count; i++)
+                {
+                    await output.WriteAsync(i);
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
+        case "home-offer-order":
+            {
+                // home-offer-order <name> <count>: hosts the Any2Any channel and writes 0..count-1,
+                // each by a selection over an offer, saying "wrote <i>" after each.
+                AltingChannelOut<int> output = await node.GetAny2AnyOutAsync<int>(a[0]);
+                var alternative = new Alternative([output]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    output.Offer(i);
+                    if (await alternative.PriSelectAsync() != 0)
+                    {
+                        Console.WriteLine("failed: the selection chose no guard");
+                        return 1;
+                    }
+
+                    Console.WriteLine($"wrote {i}");
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
+        case "home-read-order":
+        case "home-select-order":
+            {
+                // home-read-order | home-select-order <name> <count>: hosts the Any2Any channel and
+                // reads count values, 0, 1, 2, ... in order, with ReadAsync or by selecting first,
+                // saying "read <i>" after each: the test moves the home while the next read waits.
+                AltingChannelIn<int> input = await node.GetAny2AnyInAsync<int>(a[0]);
+                var alternative = new Alternative([input]);
+                Console.WriteLine("ready");
+                int count = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                for (int i = 0; i < count; i++)
+                {
+                    if (args[1] == "home-select-order" && await alternative.SelectAsync() != 0)
+                    {
+                        Console.WriteLine("failed: the selection chose no guard");
+                        return 1;
+                    }
+
+                    int value = await input.ReadAsync();
+                    if (value != i)
+                    {
+                        Console.WriteLine($"failed out of order: value {value} where {i} was next");
+                        return 1;
+                    }
+
+                    Console.WriteLine($"read {i}");
+                }
+
+                Console.WriteLine($"done read {count}");
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
         case "read-order":
             {
                 // read-order <kind> <name> <count>: reads count values, which must be 0, 1, 2, ... in order.

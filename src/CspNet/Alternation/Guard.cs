@@ -67,6 +67,15 @@ public abstract class Guard
     protected internal virtual long DeadlineTimestamp => long.MaxValue;
 
     /// <summary>
+    /// Whether <see cref="Capabilities"/> may change between the scans of one selection (a channel
+    /// end whose channel's home moved to another program commits asynchronously from then on).
+    /// The engine then reads <see cref="Capabilities"/> again at the start of every scan; a guard
+    /// whose capabilities changed while it was enabled calls <see cref="GuardSite.Signal"/> while
+    /// they are still the old ones, so that a new scan begins. Read once, with <see cref="Capabilities"/>.
+    /// </summary>
+    internal virtual bool CapabilitiesChange => false;
+
+    /// <summary>
     /// Called once at the start of each selection that considers this guard, before any guard is
     /// committed. Throw (for example <see cref="System.InvalidOperationException"/>) to reject a
     /// misuse: the selection then fails having consumed nothing.

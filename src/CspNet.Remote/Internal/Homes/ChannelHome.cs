@@ -55,6 +55,11 @@ internal sealed class ChannelHome<T> : Home
     internal override bool CanMove =>
         Kind is NameKind.Any2Any or NameKind.One2Any && (_unbuffered || _bufferKind is not null) && _codec is not null && HasHolders;
 
+    // A live move needs the old home's own ends to follow (FollowingChannelIn/Out), which exist for
+    // unbuffered channels only: a buffered one would also need its writers' credits stopped and its
+    // values carried while the home's own processes go on using it.
+    internal override bool CanMoveLive => Kind == NameKind.Any2Any && _unbuffered && CanMove;
+
     /// <summary>The channel as a program taking it over must build it (link.proto, Handover): a buffer of the same kind and capacity.</summary>
     internal static ChannelHome<T> ForHandover(Handover handover, ValueCodec<T> codec, long maxValueSize) =>
         new(handover.Name, NameProtocol.ParseKind(handover.Kind), BufferKinds.Create<T>(handover.BufferKind, handover.BufferSlots), handover.BufferCapacity, codec, maxValueSize);

@@ -49,6 +49,9 @@ internal abstract class Home
     /// </summary>
     internal virtual bool CanMove => false;
 
+    /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome): today an unbuffered Any2Any only.</summary>
+    internal virtual bool CanMoveLive => false;
+
     /// <summary>The move under way, once the home has begun to leave; null before.</summary>
     internal HomeMove? Move => Volatile.Read(ref _move);
 
@@ -66,6 +69,30 @@ internal abstract class Home
     {
         var move = new HomeMove();
         Interlocked.Exchange(ref _move, move);
+        if (Volatile.Read(ref _runningOps) == 0)
+        {
+            move.SignalQuiet();
+        }
+
+        return move;
+    }
+
+    /// <summary>
+    /// Ends a move that did not happen (a live move cancelled or refused before the name moved):
+    /// operations start on the home again. The operations held meanwhile are answered by
+    /// <paramref name="move"/>'s release.
+    /// </summary>
+    internal void EndMove(HomeMove move) => Interlocked.CompareExchange(ref _move, null, move);
+
+    /// <summary>Begins a move unless one is under way already; null then.</summary>
+    internal HomeMove? TryBeginMove()
+    {
+        var move = new HomeMove();
+        if (Interlocked.CompareExchange(ref _move, move, null) is not null)
+        {
+            return null;
+        }
+
         if (Volatile.Read(ref _runningOps) == 0)
         {
             move.SignalQuiet();

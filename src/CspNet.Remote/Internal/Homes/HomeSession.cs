@@ -239,6 +239,9 @@ internal sealed partial class HomeSession
             case ClientFrame.BodyOneofCase.CreditsStopped:
                 CreditsStopped(frame.CreditsStopped.Handle);
                 break;
+            case ClientFrame.BodyOneofCase.BecomeHome:
+                BecomeHome(frame.BecomeHome);
+                break;
             case ClientFrame.BodyOneofCase.Taken:
                 if (_handovers.TryRemove(frame.Taken.Name, out TaskCompletionSource<string?>? offered))
                 {

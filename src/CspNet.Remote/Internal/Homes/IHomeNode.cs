@@ -10,6 +10,12 @@ internal interface IHomeNode : ILinkNode
 
     /// <summary>Where this program serves bulk lanes; null when it offers none.</summary>
     ILaneRegistry? Lanes => null;
+
+    /// <summary>
+    /// Hands a channel hosted here to the program at the other end of a stream, which asked for it
+    /// (link.proto, BecomeHome), while this program goes on; null where homes do not move (no NameServer).
+    /// </summary>
+    System.Func<Home, HomeSession, System.Threading.CancellationToken, System.Threading.Tasks.Task>? GiveHome => null;
 }
 
 /// <summary>The bulk lane endpoint as a Link stream sees it: where clients connect, and the secrets that tie a connection to a stream.</summary>

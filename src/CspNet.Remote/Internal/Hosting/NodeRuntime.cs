@@ -34,4 +34,7 @@ internal sealed class NodeRuntime : IHomeNode
 
     /// <summary>Installs a channel a leaving home hands to this program (set by the node once it has a NameServer).</summary>
     public Func<Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome { get; set; }
+
+    /// <summary>Hands a channel hosted here to the program that asked for it (set by the node once it has a NameServer).</summary>
+    public Func<Home, HomeSession, System.Threading.CancellationToken, System.Threading.Tasks.Task>? GiveHome { get; set; }
 }

@@ -66,6 +66,7 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     private int _reserving = -1;
     private readonly ulong[] _asynchronousMask;
     private readonly bool _anyAsynchronous;
+    private readonly int[] _changingCapabilities; // guards whose Capabilities are read again at every scan
 
     // Per selection.
     private bool[]? _preconditions;
@@ -97,7 +98,19 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
         }
 
         _deadlineGuards = [.. deadlines];
-        _anyAsynchronous = Array.IndexOf(_commitsAsynchronously, true) >= 0;
+        var changing = new List<int>();
+        for (int i = 0; i < guards.Length; i++)
+        {
+            if (guards[i].CapabilitiesChange)
+            {
+                changing.Add(i);
+            }
+        }
+
+        _changingCapabilities = [.. changing];
+
+        // A guard that may come to commit asynchronously needs the asynchronous bookkeeping from the start.
+        _anyAsynchronous = Array.IndexOf(_commitsAsynchronously, true) >= 0 || _changingCapabilities.Length > 0;
     }
 
     internal int Count => _guards.Length;
@@ -261,6 +274,16 @@ internal sealed partial class AlternativeCore : IValueTaskSource<bool>
     /// <summary>Starts a scan: signals of synchronous guards that arrived before it are answered by it.</summary>
     private void BeginScan()
     {
+        foreach (int i in _changingCapabilities)
+        {
+            // Owner only, like every reader of these: a signal that arrived under the old
+            // capabilities is answered by this scan either way.
+            bool asynchronous = (_guards[i].Capabilities & GuardCapabilities.CommitsAsynchronously) != 0;
+            _commitsAsynchronously[i] = asynchronous;
+            ulong bit = 1UL << i;
+            _asynchronousMask[i >> 6] = asynchronous ? _asynchronousMask[i >> 6] | bit : _asynchronousMask[i >> 6] & ~bit;
+        }
+
         if (!_anyAsynchronous)
         {
             Array.Clear(_signals);
