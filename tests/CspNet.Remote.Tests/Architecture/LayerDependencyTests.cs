@@ -95,13 +95,19 @@ public sealed class LayerDependencyTests
     }
 
     // The core's internals that the distributed layer may use (docs/HOSTING-CONTRACT.md): the
-    // hosting contract and the hold it hands out, and the check that refuses a blocking call made
-    // inside an async process. Overriding the public guard contract's members is not a use.
+    // hosting contract and the hold it hands out, the core ends a following end wraps, and the check
+    // that refuses a blocking call made inside an async process. Overriding the public guard contract's members is not a use.
     private static readonly string[] HostingContract =
     [
         "CspNet.Internal.IHostedChannel`1",
         "CspNet.Internal.ChannelHold`1",
         "CspNet.Internal.ReaderClaim`1",
+
+        // The following ends at a home (Internal/Homes/FollowingChannelIn/Out) wrap the home's own
+        // core ends of a channel that can move live, and ask the reading end whether a selection
+        // chose a value it holds for the next read (IsHolding).
+        "CspNet.Internal.ChannelReadEnd`1",
+        "CspNet.Internal.ChannelWriteEnd`1",
         "CspNet.Internal.Processes.ProcessContext.ThrowIfBlockingInAsyncProcess",
     ];
 

@@ -50,8 +50,12 @@ public sealed class BufferedHandoverTests
         await writer.WaitForAsync("paused");
 
         await LeaveAsync(home);
+
+        // The values the buffer held come from the new home; only then does the writer go on (and,
+        // if it took the home, leave in turn, handing on what is left).
+        await ReadInOrderAsync(input, 0, held);
         writer.CloseInput();
-        await ReadInOrderAsync(input, 0, Count);
+        await ReadInOrderAsync(input, held, Count);
         await writer.WaitForAsync($"done wrote {CountText}");
         Assert.Equal(0, await writer.ExitAsync());
     }
