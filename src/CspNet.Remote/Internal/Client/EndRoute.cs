@@ -44,6 +44,7 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
     /// followed the move already, else a new attach at the home the NameServer names now.
     /// </summary>
     /// <exception cref="PeerLostException">This end cannot follow a move, or the new home could not be reached.</exception>
+    /// <exception cref="PoisonException">The home left without handing the channel over, and poisoned it (link.proto, HandoverFailed).</exception>
     internal async Task<Route> FollowAsync(Route from, int moves, CancellationToken cancellationToken)
     {
         if (reattach is null || moves > MaxMovesPerOperation)
@@ -105,21 +106,27 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
             {
                 at = await FollowAsync(at, moves, CancellationToken.None).ConfigureAwait(false);
             }
-            catch (PeerLostException)
+            catch (Exception e) when (e is PeerLostException or PoisonException)
             {
-                return; // the channel's home is lost: its parties learn that from their own operations
+                return; // the channel's home is lost, or left it poisoned: its parties learn that from their own operations
             }
         }
     }
 
     private async Task<Route> AttachAsync(Route from)
     {
+        if (from.Link.HandoverFailure(name) is { } poison)
+        {
+            // The home left cleanly without handing the channel over: it is poisoned, not lost.
+            throw new PoisonException(poison);
+        }
+
         Route next;
         try
         {
             next = await reattach!(from, CancellationToken.None).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is not PeerLostException and not OutOfMemoryException)
+        catch (Exception e) when (e is not PeerLostException and not PoisonException and not OutOfMemoryException)
         {
             throw new PeerLostException($"The home of '{name}' moved from {from.Link.Target}, and attaching at its new home failed: {e.Message}", e);
         }

@@ -165,7 +165,7 @@ internal sealed class HomeReadiness(EndRoute route, string what)
             {
                 await route.FollowAsync(at, 1, CancellationToken.None).ConfigureAwait(false);
             }
-            catch (PeerLostException e)
+            catch (Exception e) when (e is PeerLostException or PoisonException)
             {
                 failure = e;
             }

@@ -27,6 +27,9 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed partial class PeerLink : IAsyncDisposable
 {
+    /// <summary>Channels a home may say it could not hand over (HandoverFailed) that a link remembers: past it, their ends find the home lost.</summary>
+    private const int MaxHandoversFailed = 1024;
+
     private readonly ILinkNode _node;
     private readonly GrpcChannel _channel;
     private readonly AsyncDuplexStreamingCall<ClientFrame, HomeFrame> _call;
@@ -36,6 +39,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
+    private readonly ConcurrentDictionary<string, string> _handoversFailed = new(StringComparer.Ordinal); // channels the leaving home could not hand over: their poison
     private HandoverValues? _handoverValues; // the buffered values of channels a leaving home is about to offer
     private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
     private readonly Lock _creditedOrder = new();
@@ -82,6 +86,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
     internal string PeerProgram { get; private set; } = string.Empty;
 
     internal bool IsFailed => _failure is not null;
+
+    /// <summary>
+    /// The poison of channel <paramref name="name"/> if its home, this link's program, left without
+    /// handing it over (link.proto, HandoverFailed); null otherwise.
+    /// </summary>
+    internal string? HandoverFailure(string name) => _handoversFailed.TryGetValue(name, out string? poison) ? poison : null;
 
     /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
     internal Exception? Failure => _failure;
@@ -466,9 +476,21 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 StopCredits(frame.StopCredits.Handle);
                 break;
             case HomeFrame.BodyOneofCase.HandoverValue:
-                HandoverValuesHeld().Add(frame.HandoverValue);
+                if (HandoverValuesHeld().Add(frame.HandoverValue) is { } progress)
+                {
+                    Send(new ClientFrame { HandoverProgress = progress });
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.HandoverFailed:
+                if (_handoversFailed.Count < MaxHandoversFailed)
+                {
+                    _handoversFailed[frame.HandoverFailed.Name] = frame.HandoverFailed.Message;
+                }
                 break;
             case HomeFrame.BodyOneofCase.Handover:
+                // Everything came: the leaving home's bound now covers taking the home here.
+                Send(new ClientFrame { HandoverProgress = new HandoverProgress { Name = frame.Handover.Name, Values = frame.Handover.ValueCount } });
                 IReadOnlyList<byte[]>? values = null;
                 Exception? refused = null;
                 try
@@ -512,9 +534,20 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var answer = new HomeTaken { Name = handover.Name };
         try
         {
+            if (HandoverValues.DelayedTakeForTests.TryGetValue(handover.Name, out Task? delayed))
+            {
+                await delayed.ConfigureAwait(false);
+            }
+
             if (refused is not null)
             {
                 throw refused;
+            }
+
+            if (_handoversFailed.ContainsKey(handover.Name))
+            {
+                // Too late: the leaving home gave up on this offer and poisoned the channel.
+                throw new InvalidOperationException($"The home of '{handover.Name}' gave up on this offer before it was taken.");
             }
 
             if (_node.TakeHome is not { } take)

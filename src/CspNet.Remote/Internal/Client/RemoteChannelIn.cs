@@ -138,6 +138,11 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
                 completion = completion with { Outcome = Outcome.Error, Lost = e };
                 break;
             }
+            catch (PoisonException e)
+            {
+                completion = completion with { Outcome = Outcome.Poisoned, Message = e.Message, Lost = null };
+                break;
+            }
 
             completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
         }

@@ -258,6 +258,11 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 completion = completion with { Outcome = Outcome.Error, Lost = e };
                 break;
             }
+            catch (PoisonException e)
+            {
+                completion = completion with { Outcome = Outcome.Poisoned, Message = e.Message, Lost = null };
+                break;
+            }
 
             // Counted with the new home's credits: it may spend one of them on this write.
             counted?.EndPlain(creditUsed: false);

@@ -96,6 +96,13 @@ internal static partial class HomeMover
             if (poison is not null)
             {
                 Log.NotTaken(node.Logger, home.Name);
+
+                // Ends with nothing in flight now learn of the poison from their link, before it
+                // ends with this program: never a lost home for a program that left cleanly.
+                foreach (HomeSession holder in holders)
+                {
+                    holder.TellHandoverFailed(home.Name, poison);
+                }
             }
 
             move.Release(poison);
@@ -145,7 +152,7 @@ internal static partial class HomeMover
                 {
                     // It may have installed the values and answer late: offering them again could
                     // let two homes hand out the same value.
-                    return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and {holder.Peer}, offered it with {values.Count:N0} buffered values, did not answer within {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout); it is not offered again, so that no value is read twice.";
+                    return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and {holder.Peer}, offered it with {values.Count:N0} buffered values, said nothing for {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout) before taking it; the channel is not offered again, so that no value is read twice.";
                 }
 
                 continue;
