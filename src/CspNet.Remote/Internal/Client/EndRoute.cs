@@ -40,6 +40,16 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
     internal bool Follows(Completion completion) => reattach is not null && completion.MayFollow;
 
     /// <summary>
+    /// <paramref name="completion"/>, or, for an operation lost with the link to a home that left
+    /// without handing the channel over (link.proto, HandoverFailed), that channel's poison: the
+    /// operation could not have happened there (the channel was poisoned, its values taken out).
+    /// </summary>
+    internal Completion Explained(Route at, Completion completion) =>
+        completion.Lost is PeerLostException && at.Link.HandoverFailure(name) is { } poison
+            ? completion with { Outcome = Protocol.Outcome.Poisoned, Message = poison, Lost = null }
+            : completion;
+
+    /// <summary>
     /// The route after a move from <paramref name="from"/>: the current one if another operation
     /// followed the move already, else a new attach at the home the NameServer names now.
     /// </summary>

@@ -147,6 +147,7 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
             completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
         }
 
+        completion = route.Explained(at, completion);
         try
         {
             if (completion is { Lost: null, Outcome: Outcome.Moved })

@@ -291,6 +291,8 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             bytes.Return();
         }
 
+        completion = _route.Explained(at, completion);
+
         try
         {
             if (_detachment.CancelledByDetach(completion, cancellationToken))
