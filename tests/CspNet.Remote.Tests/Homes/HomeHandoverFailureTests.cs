@@ -111,7 +111,7 @@ public sealed class HomeHandoverFailureTests
         // The taker receives the values and the offer, then says nothing past the bound: the home
         // gives up, poisons the channel and leaves; the taker's answer comes too late.
         var late = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        HandoverValues.DelayedTakeForTests[Name] = late.Task;
+        HandoverValues.DelayedTakeForTests[Name] = () => late.Task;
         try
         {
             await home.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(30));

@@ -28,8 +28,8 @@ internal sealed class HandoverValues(long maxValueSize, long maxBytes)
     /// </summary>
     internal static System.Collections.Concurrent.ConcurrentDictionary<string, Action<int>> SlowTakerForTests { get; } = new(StringComparer.Ordinal);
 
-    /// <summary>Tests only, by channel name: this program takes an offered home only once the task completes.</summary>
-    internal static System.Collections.Concurrent.ConcurrentDictionary<string, System.Threading.Tasks.Task> DelayedTakeForTests { get; } = new(StringComparer.Ordinal);
+    /// <summary>Tests only, by channel name: called when an offer of that home comes; this program takes it only once the task returned completes.</summary>
+    internal static System.Collections.Concurrent.ConcurrentDictionary<string, Func<System.Threading.Tasks.Task>> DelayedTakeForTests { get; } = new(StringComparer.Ordinal);
 
     /// <summary>
     /// Adds one part of a value (its bytes are copied: the frame's array goes back to the pool);

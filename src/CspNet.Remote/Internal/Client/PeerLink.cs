@@ -534,9 +534,9 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var answer = new HomeTaken { Name = handover.Name };
         try
         {
-            if (HandoverValues.DelayedTakeForTests.TryGetValue(handover.Name, out Task? delayed))
+            if (HandoverValues.DelayedTakeForTests.TryGetValue(handover.Name, out Func<Task>? delayed))
             {
-                await delayed.ConfigureAwait(false);
+                await delayed().ConfigureAwait(false);
             }
 
             if (refused is not null)
