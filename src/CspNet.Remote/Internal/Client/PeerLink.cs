@@ -27,8 +27,8 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed partial class PeerLink : IAsyncDisposable
 {
-    /// <summary>Channels a home may say it could not hand over (HandoverFailed) that a link remembers: past it, their ends find the home lost.</summary>
-    private const int MaxHandoversFailed = 1024;
+    /// <summary>Channels a leaving home may say how they left (HomeLeft) that a link remembers: past it, their ends find the home lost.</summary>
+    private const int MaxHomesLeft = 1024;
 
     private readonly ILinkNode _node;
     private readonly GrpcChannel _channel;
@@ -39,7 +39,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
-    private readonly ConcurrentDictionary<string, string> _handoversFailed = new(StringComparer.Ordinal); // channels the leaving home could not hand over: their poison
+    private readonly ConcurrentDictionary<string, string> _homesLeft = new(StringComparer.Ordinal); // channels that left with the home's program: their poison, empty if they moved
     private HandoverValues? _handoverValues; // the buffered values of channels a leaving home is about to offer
     private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
     private readonly Lock _creditedOrder = new();
@@ -88,10 +88,10 @@ internal sealed partial class PeerLink : IAsyncDisposable
     internal bool IsFailed => _failure is not null;
 
     /// <summary>
-    /// The poison of channel <paramref name="name"/> if its home, this link's program, left without
-    /// handing it over (link.proto, HandoverFailed); null otherwise.
+    /// How channel <paramref name="name"/> left with this link's program (link.proto, HomeLeft): its
+    /// poison, empty if it moved; null if the program did not say.
     /// </summary>
-    internal string? HandoverFailure(string name) => _handoversFailed.TryGetValue(name, out string? poison) ? poison : null;
+    internal string? HomeLeft(string name) => _homesLeft.TryGetValue(name, out string? poison) ? poison : null;
 
     /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
     internal Exception? Failure => _failure;
@@ -482,10 +482,10 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 }
 
                 break;
-            case HomeFrame.BodyOneofCase.HandoverFailed:
-                if (_handoversFailed.Count < MaxHandoversFailed)
+            case HomeFrame.BodyOneofCase.HomeLeft:
+                if (_homesLeft.Count < MaxHomesLeft)
                 {
-                    _handoversFailed[frame.HandoverFailed.Name] = frame.HandoverFailed.Message;
+                    _homesLeft[frame.HomeLeft.Name] = frame.HomeLeft.Poison;
                 }
                 break;
             case HomeFrame.BodyOneofCase.Handover:
@@ -544,7 +544,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 throw refused;
             }
 
-            if (_handoversFailed.ContainsKey(handover.Name))
+            if (!string.IsNullOrEmpty(HomeLeft(handover.Name)))
             {
                 // Too late: the leaving home gave up on this offer and poisoned the channel.
                 throw new InvalidOperationException($"The home of '{handover.Name}' gave up on this offer before it was taken.");

@@ -231,6 +231,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
             }
 
+            completion = _route.Explained(at, completion);
             if (!_route.Follows(completion))
             {
                 break;
@@ -290,8 +291,6 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             // The home answered, so it had every frame: nothing reads the buffer any more.
             bytes.Return();
         }
-
-        completion = _route.Explained(at, completion);
 
         try
         {
@@ -416,7 +415,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return true;
         }
 
-        Completion completion = await op.Task.ConfigureAwait(false);
+        Completion completion = _route.Explained(at, await op.Task.ConfigureAwait(false));
         if (_detachment.CancelledByDetach(completion, cancellationToken))
         {
             throw _detachment.Disposed(" while its selection waited: nothing was written");

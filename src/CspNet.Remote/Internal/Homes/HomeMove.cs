@@ -96,13 +96,6 @@ internal static partial class HomeMover
             if (poison is not null)
             {
                 Log.NotTaken(node.Logger, home.Name);
-
-                // Ends with nothing in flight now learn of the poison from their link, before it
-                // ends with this program: never a lost home for a program that left cleanly.
-                foreach (HomeSession holder in holders)
-                {
-                    holder.TellHandoverFailed(home.Name, poison);
-                }
             }
 
             move.Release(poison);
@@ -113,6 +106,14 @@ internal static partial class HomeMover
         try
         {
             await move.AnswersSent.WaitAsync(bound).ConfigureAwait(false);
+
+            // Behind the held answers, each client learns how the channel left: an operation its
+            // link loses when this program goes follows the move or ends poisoned, never "lost".
+            foreach (HomeSession holder in holders)
+            {
+                holder.TellHomeLeft(home.Name, poison ?? string.Empty);
+            }
+
             await Task.WhenAll(holders.Select(h => h.WhenAnswersWritten())).WaitAsync(bound).ConfigureAwait(false);
         }
         catch (TimeoutException)

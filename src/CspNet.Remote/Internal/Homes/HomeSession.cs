@@ -1196,11 +1196,13 @@ internal sealed partial class HomeSession
     }
 
     /// <summary>
-    /// Tells the client's program that a channel this leaving home could not hand over is poisoned
-    /// (link.proto, HandoverFailed): its ends with nothing in flight fail with that poison later,
-    /// rather than finding the home lost once this program has gone.
+    /// Tells the client's program how a channel left with this program (link.proto, HomeLeft): it
+    /// moved (<paramref name="poison"/> empty) or is poisoned. Its operations this link loses later
+    /// follow the move or fail with the poison, rather than finding the home lost. Sent after the
+    /// answers of the operations held back, so that every operation answered after it was never
+    /// performed here.
     /// </summary>
-    internal void TellHandoverFailed(string name, string poison)
+    internal void TellHomeLeft(string name, string poison)
     {
         if (_closed.IsCancellationRequested)
         {
@@ -1209,7 +1211,7 @@ internal sealed partial class HomeSession
 
         try
         {
-            Send(new HomeFrame { HandoverFailed = new HandoverFailed { Name = name, Message = poison } });
+            Send(new HomeFrame { HomeLeft = new HomeLeft { Name = name, Poison = poison } });
         }
         catch (ObjectDisposedException)
         {
