@@ -90,6 +90,31 @@ public sealed class HomeHandoverFailureTests
     }
 
     [Fact(Timeout = 60_000)]
+    public async Task Leave_OfferRefused_HomeLeftWithThePoisonComesAfterTheHeldAnswer()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        await home.GetAny2AnyInAsync<int>("refused");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
+        using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = await AttachReaderAsync(channel, "refused");
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Read = new Proto.Read { Handle = 1, OpId = 7 } });
+
+        Task leaving = home.DisposeAsync().AsTask();
+        await NextAsync(call, f => f.Handover is not null);
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Taken = new Proto.HomeTaken { Name = "refused", Status = (int)StatusCode.FailedPrecondition, Message = "not here" } });
+
+        // The held read's answer first; then how the channel left: every operation the stream had
+        // not answered by then was never performed, so a client may end it with that poison.
+        Proto.HomeFrame frame = await NextAsync(call, f => f.Completed is { OpId: 7 } || f.HomeLeft is not null);
+        Assert.Equal(Proto.Outcome.Poisoned, frame.Completed?.Outcome);
+        Proto.HomeLeft left = (await NextAsync(call, f => f.HomeLeft is not null)).HomeLeft;
+        Assert.Equal("refused", left.Name);
+        Assert.Equal(frame.Completed!.Message, left.Poison);
+        Assert.Contains("no program holding its ends took it over", left.Poison, StringComparison.Ordinal);
+        await leaving.WaitAsync(TimeSpan.FromSeconds(20));
+    }
+
+    [Fact(Timeout = 60_000)]
     public async Task Leave_TakerSilentPastTheBound_EveryRemoteEndFailsWithThePoisonNamingTheChannel()
     {
         const string Name = "silent-taker";
