@@ -487,6 +487,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 {
                     _homesLeft[frame.HomeLeft.Name] = frame.HomeLeft.Poison;
                 }
+
                 break;
             case HomeFrame.BodyOneofCase.Handover:
                 // Everything came: the leaving home's bound now covers taking the home here.
