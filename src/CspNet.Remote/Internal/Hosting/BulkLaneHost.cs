@@ -224,15 +224,16 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         LanePayload payload = bytesValue
             ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
             : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
+        if (bytesValue)
+        {
+            // Counted before the reader can have it, so a test that has read the value sees the count.
+            Interlocked.Increment(ref _bytesValuesReceived);
+        }
+
         if (!inbox.Deliver(opId, payload))
         {
             payload.Return();
             throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
-        }
-
-        if (bytesValue)
-        {
-            Interlocked.Increment(ref _bytesValuesReceived);
         }
 
         return true;
