@@ -263,8 +263,18 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// </summary>
     private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
     {
+        if (length == 0)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
+        }
+
         ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
-        if (length == 0 || read.Buffer.IsEmpty || read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
+        if (read.Buffer.IsEmpty)
+        {
+            throw new InvalidDataException("The lane ended in the middle of a payload.");
+        }
+
+        if (read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
         {
             throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
         }
