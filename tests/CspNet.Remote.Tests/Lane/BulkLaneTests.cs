@@ -384,10 +384,10 @@ public sealed class BulkLaneTests
 
         internal Proto.Hello Hello { get; private set; } = new();
 
-        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane, bool writeCredits = false, bool lanePlaced = false)
+        internal static async Task<RawClient> StartAsync(CspNode home, bool offerLane, bool writeCredits = false, bool lanePlaced = false, bool laneBytes = false)
         {
             var client = new RawClient(UserKey.Channel($"http://127.0.0.1:{home.Port}"));
-            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane, WriteCredits = writeCredits, LanePlaced = lanePlaced } });
+            await client.SendAsync(new Proto.ClientFrame { Hello = new Proto.Hello { ProtocolVersion = 1, Program = "raw", BulkLane = offerLane, WriteCredits = writeCredits, LanePlaced = lanePlaced, LaneBytes = laneBytes } });
             client.Hello = (await client.NextAsync()).Hello;
             return client;
         }

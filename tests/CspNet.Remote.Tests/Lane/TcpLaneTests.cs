@@ -53,6 +53,39 @@ public sealed class TcpLaneTests : IDisposable
     }
 
     [LaneFact(Timeout = 60_000)]
+    public async Task Write_TlsLaneValuesAroundOneRecord_EachArrivesIntactInOrder()
+    {
+        // The header shares the first TLS record with the payload's first bytes: values that fit in
+        // that record, fill it exactly, or spill past it by a byte all come out whole.
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host", Sealed);
+        CspNode user = await system.NodeAsync("user", o => { Sealed(o); o.LaneOverUnixSocket = false; o.BulkLaneThreshold = 1024; });
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("tls-record", new FifoBuffer<byte[]>(4));
+        AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tls-record");
+        const int Record = 16 << 10;
+        int[] sizes = [1024, Record - 12 - 2, Record - 12 - 1, Record - 12, Record, Record + 1, (2 * Record) - 12, 100_000];
+        var random = new Random(17);
+        byte[][] values = [.. sizes.Select(size => { byte[] value = new byte[size]; random.NextBytes(value); return value; })];
+
+        Task writing = Task.Run(async () =>
+        {
+            foreach (byte[] value in values)
+            {
+                await output.WriteAsync(value);
+            }
+        });
+        foreach (byte[] value in values)
+        {
+            Assert.Equal(value, await input.ReadAsync());
+        }
+
+        await writing;
+        Assert.Equal(LaneKind.Tls, ((RemoteChannelOut<byte[]>)output).Link.LaneKind);
+        Assert.True(((RemoteChannelOut<byte[]>)output).Link.HasLane);
+        Assert.Equal(values.Length, ((BulkLaneHost)host.Lanes!).BytesValuesReceived); // each on the lane, received straight
+    }
+
+    [LaneFact(Timeout = 60_000)]
     public async Task Write_TcpLaneCutDuringBufferedStream_EveryValueArrivesOnceInOrder()
     {
         await using TestSystem system = await TestSystem.StartAsync();

@@ -101,7 +101,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var link = new PeerLink(node, host, port);
         link._writer = link.PumpAsync();
         link._reader = link.ReadLoopAsync();
-        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites, BulkLane = node.Options.BulkLane && !OperatingSystem.IsWindows(), LanePlaced = true } });
+        link.Send(new ClientFrame { Hello = new Hello { ProtocolVersion = 1, Incarnation = node.Incarnation, Program = node.ProgramLabel, WriteCredits = node.Options.PipelineBufferedWrites, BulkLane = node.Options.BulkLane && !OperatingSystem.IsWindows(), LanePlaced = true, LaneBytes = true } });
         try
         {
             Hello hello = await link._hello.Task.WaitAsync(node.Options.PeerTimeout, cancellationToken).ConfigureAwait(false);
@@ -177,7 +177,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// pool once the pump has written the Write frame (after its chunks), which is when gRPC has
     /// copied the last of it.
     /// </summary>
-    internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent)
+    internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent, bool bytesValue = false)
     {
         ThrowIfFailed();
         if (bytes.WrittenMemory.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane)
@@ -187,7 +187,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
             // the answer always finds it.
             ulong id = (ulong)Interlocked.Increment(ref _nextOp);
             _creditedOnLane[id] = new CreditedOnLane(handle, bytes, traceparent);
-            if (lane.TrySend(id, bytes.WrittenMemory))
+            if (lane.TrySend(id, bytes.WrittenMemory, bytesValue))
             {
                 Send(new ClientFrame { Write = new Write { Handle = handle, OpId = id, Credited = true, Lane = true, Traceparent = traceparent } });
                 Interlocked.Increment(ref _creditedLaneWrites);
@@ -269,8 +269,8 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// enough and the lane is up; false leaves them to the link. The bytes must stay untouched
     /// until the home answers the operation.
     /// </summary>
-    internal bool TrySendOnLane(ulong opId, ReadOnlyMemory<byte> bytes) =>
-        bytes.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane && lane.TrySend(opId, bytes);
+    internal bool TrySendOnLane(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
+        bytes.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane && lane.TrySend(opId, bytes, bytesValue);
 
     /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
     internal void BreakLane() => _lane?.Break();

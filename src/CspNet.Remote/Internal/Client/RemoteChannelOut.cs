@@ -43,6 +43,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     private readonly EndRoute _route;
     private CreditedRoute _credited;   // the route whose home granted the credits: credited writes go there
     private readonly ValueCodec<T> _codec;
+    private readonly bool _bytesValue; // the built-in byte[] codec: a home may receive the value straight from the lane
     private readonly string _name;
     private readonly long _maxValueSize;
     private readonly HomeReadiness _readiness;
@@ -61,6 +62,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         _route = route;
         _credited = new CreditedRoute(route.Current, route.Link.OpenCredits(route.Handle));
         _codec = codec;
+        _bytesValue = codec is BytesCodec;
         _name = name;
         _maxValueSize = maxValueSize;
         _readiness = new HomeReadiness(route, $"Offering to '{name}'");
@@ -137,18 +139,18 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                     if (credits.TryTakeLocked())
                     {
                         // Complete when handed to the link: no round trip to time.
-                        credited.Route.Link.SendCredited(credited.Route.Handle, bytes, RemoteTracing.Traceparent(activity));
+                        credited.Route.Link.SendCredited(credited.Route.Handle, bytes, RemoteTracing.Traceparent(activity), _bytesValue);
                         activity?.Stop();
                         return default;
                     }
 
                     credits.BeginPlainLocked();
-                    op = SendPlain(at = credited.Route, bytes, activity);
+                    op = SendPlain(at = credited.Route, bytes, activity, _bytesValue);
                 }
             }
             else
             {
-                op = SendPlain(at = credited.Route, bytes, activity);
+                op = SendPlain(at = credited.Route, bytes, activity, _bytesValue);
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
@@ -200,13 +202,13 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>), else in chunks on the link.</summary>
-    private static PendingOp SendPlain(Route at, PooledValueBuffer bytes, Activity? activity, bool linkOnly = false)
+    private static PendingOp SendPlain(Route at, PooledValueBuffer bytes, Activity? activity, bool bytesValue, bool linkOnly = false)
     {
         PeerLink link = at.Link;
         uint handle = at.Handle;
         PendingOp op = link.Begin();
         string traceparent = RemoteTracing.Traceparent(activity);
-        if (!linkOnly && link.TrySendOnLane(op.Id, bytes.WrittenMemory))
+        if (!linkOnly && link.TrySendOnLane(op.Id, bytes.WrittenMemory, bytesValue))
         {
             op.ViaLane = true;
             link.Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
@@ -227,7 +229,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             {
                 // The lane failed before the home had the value, and the home wrote nothing: the value
                 // goes again, on the link, under a new op (link.proto, Write.lane). Exactly once.
-                op = SendPlain(at, bytes, activity, linkOnly: true);
+                op = SendPlain(at, bytes, activity, _bytesValue, linkOnly: true);
                 completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
             }
 
@@ -273,12 +275,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 lock (counted.Gate)
                 {
                     counted.BeginPlainLocked();
-                    op = SendPlain(at, bytes, activity);
+                    op = SendPlain(at, bytes, activity, _bytesValue);
                 }
             }
             else
             {
-                op = SendPlain(at, bytes, activity);
+                op = SendPlain(at, bytes, activity, _bytesValue);
             }
 
             completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
@@ -487,7 +489,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             lock (credits.Gate)
             {
                 // Under the gate: a home that asked the end to stop spending credits hears so only after this Write.
-                credited.Route.Link.SendCredited(credited.Route.Handle, bytes, traceparent: string.Empty);
+                credited.Route.Link.SendCredited(credited.Route.Handle, bytes, traceparent: string.Empty, _bytesValue);
                 credits.OfferSentLocked();
             }
         }

@@ -102,8 +102,9 @@ internal sealed partial class HomeSession
             var answer = new Hello { ProtocolVersion = 1, Incarnation = _node.Incarnation, Program = _node.ProgramLabel, WriteCredits = _grantsCredits, FrameBatches = true };
             if (hello.BulkLane && _node.Lanes is { } lanes)
             {
-                _lane = new LaneInbox(MaxLaneBytesPending(_node.Options));
+                _lane = new LaneInbox(MaxLaneBytesPending(_node.Options)) { TakesBytesValues = hello.LaneBytes };
                 _laneSecret = lanes.Open(_lane);
+                answer.LaneBytes = hello.LaneBytes;
                 answer.LanePath = lanes.SocketPath;
                 answer.LaneHost = lanes.HostIdentity;
                 answer.LanePort = (uint)lanes.TcpPort;
@@ -701,7 +702,7 @@ internal sealed partial class HomeSession
             }
 
             // False only for an end granted no credits, which the Write's dispatch already refused.
-            return end.PutCredited(new ReadOnlySequence<byte>(value.Array, 0, value.Length), tooLarge: false);
+            return end.PutCredited(value.Encoding, tooLarge: false);
         }
         finally
         {
@@ -754,7 +755,7 @@ internal sealed partial class HomeSession
             try
             {
                 // WriteAsync decodes the value before it returns: the array goes back at once.
-                written = e.WriteAsync(new ReadOnlySequence<byte>(value.Array, 0, value.Length), cancellationToken);
+                written = e.WriteAsync(value.Encoding, cancellationToken);
             }
             catch
             {
@@ -879,7 +880,7 @@ internal sealed partial class HomeSession
             try
             {
                 // WriteAsync decodes the value before it returns: the array goes back at once.
-                written = end.WriteAsync(new ReadOnlySequence<byte>(payload.Array, 0, payload.Length), cancellationToken);
+                written = end.WriteAsync(payload.Encoding, cancellationToken);
             }
             finally
             {

@@ -26,6 +26,9 @@ internal sealed class LaneInbox(long maxPendingBytes)
     private bool _ended;
     private int _connections;
 
+    /// <summary>Whether the stream's client may mark payloads as <c>byte[]</c> values (both Hellos said lane_bytes).</summary>
+    internal bool TakesBytesValues { get; init; }
+
     /// <summary>The most bytes held for Writes that have not come.</summary>
     internal long MaxPendingBytes => maxPendingBytes;
 
@@ -33,11 +36,12 @@ internal sealed class LaneInbox(long maxPendingBytes)
     internal bool TryAttach() => Interlocked.Increment(ref _connections) == 1;
 
     /// <summary>
-    /// A payload in full, in a pooled array of at least its length; false when it breaks the lane's
-    /// rules (an op_id seen before, or more bytes pending than allowed): the caller drops the lane.
+    /// A payload in full; false when it breaks the lane's rules (an op_id seen before, or more bytes
+    /// pending than allowed): the caller drops the lane and gives the payload back.
     /// </summary>
-    internal bool Deliver(ulong opId, byte[] payload, int length)
+    internal bool Deliver(ulong opId, LanePayload payload)
     {
+        int length = payload.Length;
         TaskCompletionSource<LanePayload>? waiter;
         lock (_gate)
         {
@@ -54,15 +58,15 @@ internal sealed class LaneInbox(long maxPendingBytes)
                 }
 
                 _pendingBytes += length;
-                _arrived.Add(opId, new LanePayload(payload, length));
+                _arrived.Add(opId, payload);
                 return true;
             }
         }
 
-        if (!waiter.TrySetResult(new LanePayload(payload, length)))
+        if (!waiter.TrySetResult(payload))
         {
             // The Write stopped waiting (cancelled, timed out) in the meantime: nobody takes it.
-            ArrayPool<byte>.Shared.Return(payload);
+            payload.Return();
         }
 
         return true;
@@ -158,13 +162,26 @@ internal sealed class LaneInbox(long maxPendingBytes)
     private static async Task ReturnLateAsync(Task<LanePayload> delivered) => (await delivered.ConfigureAwait(false)).Return();
 }
 
-/// <summary>A value that came on a bulk lane: the first <see cref="Length"/> bytes of a pooled array (none if it did not come).</summary>
-internal readonly record struct LanePayload(byte[]? Array, int Length)
+/// <summary>
+/// A value that came on a bulk lane (none if <see cref="Array"/> is null): its encoding in the first
+/// <see cref="Length"/> bytes of a pooled array, or, when <see cref="Received"/>, a <c>byte[]</c>
+/// value received straight into <see cref="Array"/>, which becomes the reader's value (its
+/// encoding, the presence byte and the array, is <see cref="Length"/> bytes).
+/// </summary>
+internal readonly record struct LanePayload(byte[]? Array, int Length, bool Received = false)
 {
-    /// <summary>The array back to the pool (nothing if there is none).</summary>
+    /// <summary>A <c>byte[]</c> value received into its own array.</summary>
+    internal static LanePayload ReceivedBytes(byte[] value) => new(value, value.Length + 1, Received: true);
+
+    /// <summary>The value's encoding, for the end's codec (a <c>byte[]</c> codec takes a received array as it is).</summary>
+    internal ReadOnlySequence<byte> Encoding => Received
+        ? Serialization.ReceivedBytes.Encoding(Array!)
+        : new ReadOnlySequence<byte>(Array!, 0, Length);
+
+    /// <summary>A pooled array back to the pool (nothing if there is none; a received value's array is the GC's).</summary>
     internal void Return()
     {
-        if (Array is { } array)
+        if (!Received && Array is { } array)
         {
             ArrayPool<byte>.Shared.Return(array);
         }

@@ -32,6 +32,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     private readonly string _directory;
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
+    private long _bytesValuesReceived;
 
     private BulkLaneHost(string directory, CspNodeOptions options, ILogger logger)
     {
@@ -49,6 +50,9 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
     /// <inheritdoc/>
     public string HostIdentity => BulkLane.HostIdentity;
+
+    /// <summary>How many <c>byte[]</c> values this program's lanes received straight into their own arrays; for tests.</summary>
+    internal long BytesValuesReceived => Interlocked.Read(ref _bytesValuesReceived);
 
     /// <summary>A lane endpoint for this program, or null where Unix domain sockets are not used (Windows).</summary>
     internal static BulkLaneHost? Create(CspNodeOptions options, ILogger logger)
@@ -203,29 +207,45 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
         read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
         ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
-        uint length = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
+        uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
+        bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
+        uint length = lengthField & ~BulkLane.BytesValueFlag;
+        if (bytesValue && !inbox.TakesBytesValues)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value, which this stream's Hello did not agree to (Hello.lane_bytes).");
+        }
+
         if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
         {
             throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
         }
 
         input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
+        LanePayload payload = bytesValue
+            ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
+            : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
+        if (bytesValue)
+        {
+            // Counted before the reader can have it, so a test that has read the value sees the count.
+            Interlocked.Increment(ref _bytesValuesReceived);
+        }
+
+        if (!inbox.Deliver(opId, payload))
+        {
+            payload.Return();
+            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
+        }
+
+        return true;
+    }
+
+    /// <summary>A payload into a pooled array, decoded (copied) by the end's codec when its write comes.</summary>
+    private static async Task<LanePayload> ReceiveAsync(PipeReader input, uint length, CancellationToken cancellationToken)
+    {
         byte[] payload = ArrayPool<byte>.Shared.Rent((int)length);
-        int filled = 0;
         try
         {
-            while (filled < length)
-            {
-                read = await input.ReadAtLeastAsync((int)Math.Min(length - filled, WakeBytes), cancellationToken).ConfigureAwait(false);
-                ReadOnlySequence<byte> available = read.Buffer.Slice(0, Math.Min(read.Buffer.Length, length - filled));
-                available.CopyTo(payload.AsSpan(filled));
-                filled += (int)available.Length;
-                input.AdvanceTo(available.End);
-                if (filled < length && read.IsCompleted)
-                {
-                    throw new InvalidDataException("The lane ended in the middle of a payload.");
-                }
-            }
+            await FillAsync(input, payload, (int)length, cancellationToken).ConfigureAwait(false);
         }
         catch
         {
@@ -233,13 +253,55 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             throw;
         }
 
-        if (!inbox.Deliver(opId, payload, (int)length))
+        return new LanePayload(payload, (int)length);
+    }
+
+    /// <summary>
+    /// A <c>byte[]</c> value's encoding (its presence byte, then its bytes) with the bytes received
+    /// straight into an array of their exact length, which becomes the reader's value: the one copy
+    /// at the home is the one out of the connection's buffers.
+    /// </summary>
+    private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
+    {
+        if (length == 0)
         {
-            ArrayPool<byte>.Shared.Return(payload);
-            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
         }
 
-        return true;
+        ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
+        if (read.Buffer.IsEmpty)
+        {
+            throw new InvalidDataException("The lane ended in the middle of a payload.");
+        }
+
+        if (read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
+        }
+
+        input.AdvanceTo(read.Buffer.GetPosition(1));
+
+        // Every byte is overwritten by the copy in: no zeroing pass over a megabyte value.
+        byte[] value = GC.AllocateUninitializedArray<byte>((int)length - 1);
+        await FillAsync(input, value, value.Length, cancellationToken).ConfigureAwait(false);
+        return LanePayload.ReceivedBytes(value);
+    }
+
+    private static async Task FillAsync(PipeReader input, byte[] target, int length, CancellationToken cancellationToken)
+    {
+        int filled = 0;
+        while (filled < length)
+        {
+            ReadResult read = await input.ReadAtLeastAsync(Math.Min(length - filled, WakeBytes), cancellationToken).ConfigureAwait(false);
+            ReadOnlySequence<byte> available = read.Buffer.Slice(0, Math.Min(read.Buffer.Length, length - filled));
+            available.CopyTo(target.AsSpan(filled));
+            filled += (int)available.Length;
+            input.AdvanceTo(available.End);
+            if (filled < length && read.IsCompleted)
+            {
+                throw new InvalidDataException("The lane ended in the middle of a payload.");
+            }
+        }
     }
 
     private static string Key(byte[] secret) => Convert.ToBase64String(SHA256.HashData(secret));

@@ -19,7 +19,8 @@ namespace CspNet.Remote.Internal.Transport;
 /// </summary>
 /// <remarks>
 /// The wire: the link's secret (<see cref="SecretBytes"/> bytes, from the home's Hello), then per
-/// value a header (op_id, little-endian uint64; length, little-endian uint32) and the bytes. The
+/// value a header (op_id, little-endian uint64; length, little-endian uint32, its top bit
+/// <see cref="BytesValueFlag"/>) and the bytes. The
 /// lane carries only bytes: every answer comes on the link, one per operation. Payloads go out one
 /// at a time, in the order sent, from one writer. A lane that fails once stays failed: the payloads
 /// queued on it, and every later value, are the link's (the home answers ABORTED for a payload it
@@ -34,6 +35,16 @@ internal sealed class BulkLane : IAsyncDisposable
     internal const int HeaderBytes = 12;
 
     /// <summary>
+    /// The top bit of the header's length: the payload is a <c>byte[]</c> value's encoding, which the
+    /// home may receive straight into the value's own array. Sent only to a home whose Hello said
+    /// lane_bytes (a length never reaches it: values are at most <see cref="int.MaxValue"/> bytes).
+    /// </summary>
+    internal const uint BytesValueFlag = 0x8000_0000;
+
+    /// <summary>The most plaintext in one TLS record: the header goes in the same record as the payload's first bytes.</summary>
+    private const int TlsRecordBytes = 16 << 10;
+
+    /// <summary>
     /// The send buffer of a lane's socket: a megabyte value goes into the kernel in one call. The
     /// receiving side keeps the kernel's autotuning (a fixed receive buffer would switch it off).
     /// </summary>
@@ -45,13 +56,15 @@ internal sealed class BulkLane : IAsyncDisposable
 
     /// <summary>The socket under a lane without TLS: a header and its payload go out in one gathered send.</summary>
     private readonly Socket? _socket;
-    private readonly Channel<(ulong OpId, ReadOnlyMemory<byte> Bytes)> _queue = Channel.CreateUnbounded<(ulong, ReadOnlyMemory<byte>)>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Channel<(ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue)> _queue = Channel.CreateUnbounded<(ulong, ReadOnlyMemory<byte>, bool)>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly bool _homeTakesBytesValues;
     private readonly Task _writer;
     private volatile bool _failed;
 
-    private BulkLane(Stream stream, LaneKind kind)
+    private BulkLane(Stream stream, LaneKind kind, bool homeTakesBytesValues)
     {
         _stream = stream;
+        _homeTakesBytesValues = homeTakesBytesValues;
         _socket = (stream as NetworkStream)?.Socket;
         Kind = kind;
         _writer = WriteLoopAsync();
@@ -112,7 +125,7 @@ internal sealed class BulkLane : IAsyncDisposable
         {
             stream = await connect().ConfigureAwait(false);
             await stream.WriteAsync(hello.LaneSecret.Memory, cancellationToken).ConfigureAwait(false);
-            return new BulkLane(stream, kind);
+            return new BulkLane(stream, kind, hello.LaneBytes);
         }
         catch (Exception e) when (e is SocketException or OperationCanceledException or IOException or System.Security.Authentication.AuthenticationException)
         {
@@ -199,24 +212,27 @@ internal sealed class BulkLane : IAsyncDisposable
 
     /// <summary>
     /// Queues a value's bytes for op <paramref name="opId"/>; false if the lane has failed. The bytes
-    /// must stay untouched until the home has answered the operation.
+    /// must stay untouched until the home has answered the operation. <paramref name="bytesValue"/>:
+    /// they are the built-in encoding of a <c>byte[]</c> (marked for a home that takes the mark).
     /// </summary>
-    internal bool TrySend(ulong opId, ReadOnlyMemory<byte> bytes) => !_failed && _queue.Writer.TryWrite((opId, bytes));
+    internal bool TrySend(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
+        !_failed && _queue.Writer.TryWrite((opId, bytes, bytesValue && _homeTakesBytesValues && !bytes.IsEmpty && bytes.Span[0] == Serialization.Presence.Present));
 
     private async Task WriteLoopAsync()
     {
         byte[] header = new byte[HeaderBytes];
         var gathered = new ArraySegment<byte>[2];
         gathered[0] = header;
+        byte[]? firstRecord = null;
         try
         {
-            ChannelReader<(ulong OpId, ReadOnlyMemory<byte> Bytes)> reader = _queue.Reader;
+            ChannelReader<(ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue)> reader = _queue.Reader;
             while (await reader.WaitToReadAsync().ConfigureAwait(false))
             {
-                while (reader.TryRead(out (ulong OpId, ReadOnlyMemory<byte> Bytes) item))
+                while (reader.TryRead(out (ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue) item))
                 {
                     BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
-                    BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)item.Bytes.Length);
+                    BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)item.Bytes.Length | (item.BytesValue ? BytesValueFlag : 0));
                     if (_socket is not null && MemoryMarshal.TryGetArray(item.Bytes, out ArraySegment<byte> payload))
                     {
                         // One system call per value, and the home wakes once for header and bytes
@@ -236,8 +252,17 @@ internal sealed class BulkLane : IAsyncDisposable
                     }
                     else
                     {
-                        await _stream.WriteAsync(header).ConfigureAwait(false);
-                        await _stream.WriteAsync(item.Bytes).ConfigureAwait(false);
+                        // TLS: the header and the payload's first bytes in one record (the header
+                        // alone would cost a record, and the home a wake-up, of its own).
+                        firstRecord ??= new byte[TlsRecordBytes];
+                        header.CopyTo(firstRecord, 0);
+                        int first = Math.Min(item.Bytes.Length, TlsRecordBytes - HeaderBytes);
+                        item.Bytes.Span[..first].CopyTo(firstRecord.AsSpan(HeaderBytes));
+                        await _stream.WriteAsync(firstRecord.AsMemory(0, HeaderBytes + first)).ConfigureAwait(false);
+                        if (first < item.Bytes.Length)
+                        {
+                            await _stream.WriteAsync(item.Bytes[first..]).ConfigureAwait(false);
+                        }
                     }
                 }
             }
