@@ -57,7 +57,7 @@ public sealed partial class CspNode
         if (!_takeable.ContainsKey(name))
         {
             throw new InvalidOperationException(
-                $"{ProgramLabel} holds no end of a channel named '{name}' that could move here: get an end of it first (GetAny2AnyIn or GetAny2AnyOut, unbuffered), then call BecomeHomeAsync.");
+                $"{ProgramLabel} holds no end of a channel named '{name}' that could move here: get an end of it first (an Any2Any or One2Any end from this node's getters), then call BecomeHomeAsync.");
         }
 
         NameRecord record = await _names.ResolveRecordAsync(name, cancellationToken).ConfigureAwait(false);
@@ -79,12 +79,12 @@ public sealed partial class CspNode
 
     /// <summary>
     /// The end a process of this program gets at a channel hosted here: the core's own end, or for a
-    /// channel that may move away live (an unbuffered Any2Any that other programs can reach) one that
+    /// channel that may move away live (an Any2Any or One2Any that other programs can reach) one that
     /// follows it (<see cref="FollowingChannelIn{T}"/>). <paramref name="attach"/> is null where nothing remote reaches the channel.
     /// </summary>
     private object Following<T>(ChannelHome<T> home, object end, Func<CancellationToken, Task<object>>? attach)
     {
-        if (attach is null || home.Kind != NameKind.Any2Any || home.BufferCapacity != 0)
+        if (attach is null || !home.CanFollow)
         {
             return end;
         }

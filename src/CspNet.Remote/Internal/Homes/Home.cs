@@ -49,8 +49,11 @@ internal abstract class Home
     /// </summary>
     internal virtual bool CanMove => false;
 
-    /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome): today an unbuffered Any2Any only.</summary>
-    internal virtual bool CanMoveLive => false;
+    /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome).</summary>
+    internal bool CanMoveLive => LiveMoveRefusal is null;
+
+    /// <summary>Why the home cannot move while this program goes on (ends "because ..."), or null if it can: an Any2Any or One2Any channel, unbuffered or with a buffer another program can rebuild.</summary>
+    internal virtual string? LiveMoveRefusal => "only a channel moves while its home runs.";
 
     /// <summary>The move under way, once the home has begun to leave; null before.</summary>
     internal HomeMove? Move => Volatile.Read(ref _move);
@@ -122,6 +125,13 @@ internal abstract class Home
     /// names this program, for messages.
     /// </summary>
     internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving) => (DescribeForHandover(), []);
+
+    /// <summary>
+    /// What a program taking this home over live must install, with the buffered values in order,
+    /// taken out of the construct (which is not poisoned: <see cref="Restore"/> puts them back if
+    /// the move does not happen). Called once no operation runs on the construct.
+    /// </summary>
+    internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForLiveMove() => (DescribeForHandover(), []);
 
     /// <summary>Puts the values a leaving home handed over into the construct, in order, before any end is attached.</summary>
     internal virtual void Restore(IReadOnlyList<byte[]> values)
