@@ -104,7 +104,7 @@ internal sealed class ChannelHome<T> : Home
     internal override (Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving)
     {
         Handover offer = DescribeForHandover();
-        if (Kind == NameKind.One2Any && !offer.Poisoned)
+        if (Kind == NameKind.One2Any && !offer.Poisoned && !WriterLivesElsewhere(leaving))
         {
             // Its only writer leaves with this program: the readers read what it wrote, then nothing can come.
             offer.Poisoned = true;
@@ -246,6 +246,15 @@ internal sealed class ChannelHome<T> : Home
             }
 
             _singleWriter = who;
+        }
+    }
+
+    /// <summary>Whether the single writing end is held by another program than <paramref name="here"/> (after a live move took the home from its writer): it follows the home.</summary>
+    private bool WriterLivesElsewhere(string here)
+    {
+        lock (_lock)
+        {
+            return _singleWriter is not null && _singleWriter != here;
         }
     }
 
