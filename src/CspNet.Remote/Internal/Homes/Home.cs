@@ -52,7 +52,7 @@ internal abstract class Home
     /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome).</summary>
     internal bool CanMoveLive => LiveMoveRefusal is null;
 
-    /// <summary>Why the home cannot move while this program goes on (ends "because ..."), or null if it can: an Any2Any or One2Any channel, unbuffered or with a buffer another program can rebuild.</summary>
+    /// <summary>Why the home cannot move while this program goes on (a sentence that follows "cannot move while its home runs: "), or null if it can: an Any2Any or One2Any channel, unbuffered or with a buffer another program can rebuild, that other programs hold ends of.</summary>
     internal virtual string? LiveMoveRefusal => "only a channel moves while its home runs.";
 
     /// <summary>The move under way, once the home has begun to leave; null before.</summary>
@@ -133,7 +133,7 @@ internal abstract class Home
     /// </summary>
     internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForLiveMove() => (DescribeForHandover(), []);
 
-    /// <summary>Puts the values a leaving home handed over into the construct, in order, before any end is attached.</summary>
+    /// <summary>Puts values into the construct, in order: those a moving home handed over, before any end is attached; or, here, those <see cref="TakeForLiveMove"/> took out of it, while no operation runs on it.</summary>
     internal virtual void Restore(IReadOnlyList<byte[]> values)
     {
         if (values.Count > 0)

@@ -37,6 +37,7 @@ internal static partial class HomeMover
         TimeSpan bound = node.Options.PeerTimeout;
         HomeMove move = home.TryBeginMove() ?? throw new InvalidOperationException($"The home of '{home.Name}' is moving already.");
         bool moved = false;
+        bool stopped = false; // this program's own ends were stopped at the core
         try
         {
             // As when the home leaves: the remote operations stop at the core, and the writers stop
@@ -52,6 +53,7 @@ internal static partial class HomeMover
 
             // This program's own ends stop at the core too (each exactly) before the channel is described.
             followers.BeginMove();
+            stopped = true;
             moved = await OfferLiveAsync(home, taker, node, moveName).ConfigureAwait(false);
             node.Homes.Remove(home);
 
@@ -64,7 +66,13 @@ internal static partial class HomeMover
         {
             if (!moved)
             {
-                followers.Stay();
+                if (stopped)
+                {
+                    // Only ends that were stopped start a new stretch: one that was not has local
+                    // operations under way whose token the next move must still cancel.
+                    followers.Stay();
+                }
+
                 home.EndMove(move);
             }
 
