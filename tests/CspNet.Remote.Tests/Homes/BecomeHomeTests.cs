@@ -122,26 +122,42 @@ public sealed class BecomeHomeTests
         Assert.Contains("holds no end", refused.Message, StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = 60_000)]
-    public async Task BecomeHomeAsync_BufferedChannelHoldsValues_TheyMoveAndTheOldHomesReaderReadsThemOnceInOrder()
+    [Theory(Timeout = 60_000)]
+    [InlineData("fifo")]
+    [InlineData("infinite")]
+    [InlineData("overwrite")]
+    public async Task BecomeHomeAsync_BufferedChannelHoldsValues_TheyMoveAndTheOldHomesReaderReadsThemOnceInOrder(string buffer)
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         CspNode asker = await system.NodeAsync("asker");
-        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("buffered", new FifoBuffer<int>(4));
+        IBuffer<int> made = buffer switch
+        {
+            "fifo" => new FifoBuffer<int>(4),
+            "infinite" => new InfiniteBuffer<int>(),
+            _ => new OverwriteOldestBuffer<int>(2),
+        };
+        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("buffered", made);
         AltingChannelOut<int> output = await asker.GetAny2AnyOutAsync<int>("buffered");
-        await output.WriteAsync(1);
-        await output.WriteAsync(2);
+        for (int i = 1; i <= 3; i++)
+        {
+            await output.WriteAsync(i);
+        }
 
         await asker.BecomeHomeAsync("buffered");
 
-        // The buffer moved with its values; the old home's reader, now a remote end, reads them there.
+        // The buffer moved with its values (an OverwriteOldestBuffer(2) kept the last two); the old
+        // home's reader, now a remote end, reads them there, then what is written after.
         Assert.True(HostsHere(asker, "buffered"));
         Assert.False(HostsHere(home, "buffered"));
-        await output.WriteAsync(3);
-        Assert.Equal(1, await atHome.ReadAsync());
-        Assert.Equal(2, await atHome.ReadAsync());
-        Assert.Equal(3, await atHome.ReadAsync());
+        int[] moved = buffer == "overwrite" ? [2, 3] : [1, 2, 3];
+        foreach (int value in moved)
+        {
+            Assert.Equal(value, await atHome.ReadAsync());
+        }
+
+        await output.WriteAsync(4);
+        Assert.Equal(4, await atHome.ReadAsync());
     }
 
     [Fact(Timeout = 60_000)]

@@ -252,6 +252,57 @@ public sealed class BufferedBecomeHomeTests
         await writer.WaitForAsync($"done wrote {CountText}");
     }
 
+    [Fact(Timeout = 120_000)]
+    public async Task BecomeHomeAsync_CancelledWhileTheHomesReadWaits_TheNextMoveStillTakesThatReadAlong()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return; // freezes a program with SIGSTOP
+        }
+
+        const int Before = 5;
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("again", new FifoBuffer<int>(16));
+        CspNode asker = await system.NodeAsync("asker");
+        _ = await asker.GetAny2AnyOutAsync<int>("again");
+        ChildNode writer = system.Child("write-pause", "Any2Any", "again", CountText, Before.ToString(CultureInfo.InvariantCulture));
+        await writer.WaitForAsync("paused");
+        for (int i = 0; i < Before; i++)
+        {
+            Assert.Equal(i, await atHome.ReadAsync());
+        }
+
+        // This read waits at the home's core through a move that is cancelled before the home's ends stop.
+        Task<int> waiting = atHome.ReadAsync().AsTask();
+        Home hosted = home.HostedHomes.TryGetValue("again", out Home? found) ? found! : throw new InvalidOperationException("not hosted");
+        using var cancel = new CancellationTokenSource();
+        Signal("STOP", writer.Id);
+        try
+        {
+            Task moving = asker.BecomeHomeAsync("again", cancel.Token);
+            await WhenMovingAsync(hosted);
+            await cancel.CancelAsync();
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => moving);
+        }
+        finally
+        {
+            Signal("CONT", writer.Id);
+        }
+
+        // The next move stops that read too, and it takes the writer's next value at the new home.
+        await asker.BecomeHomeAsync("again");
+        Assert.True(HostsHere(asker, "again"));
+        writer.CloseInput();
+        Assert.Equal(Before, await waiting);
+        for (int i = Before + 1; i < Count; i++)
+        {
+            Assert.Equal(i, await atHome.ReadAsync());
+        }
+
+        await writer.WaitForAsync($"done wrote {CountText}");
+    }
+
     /// <summary>Completes once the home has begun to move (its quiesce is under way).</summary>
     private static async Task WhenMovingAsync(Home home)
     {
