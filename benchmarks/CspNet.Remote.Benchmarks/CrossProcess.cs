@@ -163,7 +163,7 @@ internal static class CrossProcess
         foreach ((int size, Dictionary<string, double> row) in sync)
         {
             double named = Figure(row, "named sync write"), linkOnly = Figure(row, "named, lane off"), tcp = Figure(row, "raw TCP write+ack"), grpc = Figure(row, "raw gRPC write+ack");
-            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N1} µs | {linkOnly:N1} µs | {tcp:N1} µs | {grpc:N1} µs | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
+            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N1", " µs")} | {Cell(linkOnly, "N1", " µs")} | {Cell(tcp, "N1", " µs")} | {Cell(grpc, "N1", " µs")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
         }
 
         Console.WriteLine();
@@ -172,7 +172,7 @@ internal static class CrossProcess
         foreach ((int size, Dictionary<string, double> row) in stream)
         {
             double named = Figure(row, "named buffered stream"), linkOnly = Figure(row, "named stream, lane off"), tcp = Figure(row, "raw TCP stream"), grpc = Figure(row, "raw gRPC stream");
-            Console.WriteLine(Invariant($"| {Describe(size)} | {named:N0} MB/s | {linkOnly:N0} MB/s | {tcp:N0} MB/s | {grpc:N0} MB/s | {named / tcp:F2}x | {named / grpc:F2}x | {named / linkOnly:F2}x |"));
+            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N0", " MB/s")} | {Cell(linkOnly, "N0", " MB/s")} | {Cell(tcp, "N0", " MB/s")} | {Cell(grpc, "N0", " MB/s")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
         }
 
         return 0;
@@ -323,6 +323,10 @@ internal static class CrossProcess
 
     /// <summary>A method's figure, NaN when <c>--cases</c> left it out.</summary>
     private static double Figure(Dictionary<string, double> row, string label) => row.TryGetValue(label, out double figure) ? figure : double.NaN;
+
+    /// <summary>A table cell: the figure with its unit, or a dash for a case <c>--cases</c> left out.</summary>
+    private static string Cell(double figure, string format, string unit) =>
+        double.IsNaN(figure) ? "–" : figure.ToString(format, CultureInfo.InvariantCulture) + unit;
 
     private static byte[] NewValue(int size)
     {

@@ -686,6 +686,59 @@ try
                 return 1;
             }
 
+        case "stuck-taker":
+            {
+                // stuck-taker <name> <values>: attaches a writer to the Any2Any channel of int and waits;
+                // offered its home, it says "receiving" once that many of the buffer's values came
+                // (0: when the offer itself comes) and stops there for good (the test kills it).
+                await node.GetAny2AnyOutAsync<int>(a[0]);
+                int stopAt = int.Parse(a[1], System.Globalization.CultureInfo.InvariantCulture);
+                var never = new TaskCompletionSource();
+                if (stopAt > 0)
+                {
+                    CspNet.Remote.Internal.Client.HandoverValues.SlowTakerForTests[a[0]] = received =>
+                    {
+                        if (received == stopAt)
+                        {
+                            Console.WriteLine("receiving");
+                            never.Task.Wait();
+                        }
+                    };
+                }
+                else
+                {
+                    CspNet.Remote.Internal.Client.HandoverValues.DelayedTakeForTests[a[0]] = () =>
+                    {
+                        Console.WriteLine("receiving");
+                        return never.Task;
+                    };
+                }
+
+                Console.WriteLine("ready");
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
+        case "become-home-stuck":
+            {
+                // become-home-stuck <name>: attaches a reader to the unbuffered Any2Any channel of int;
+                // when a line comes, says "asking" and asks for its home (CspNode.BecomeHomeAsync),
+                // says "offered" when the offer comes and never takes it (the test kills it).
+                await node.GetAny2AnyInAsync<int>(a[0]);
+                var never = new TaskCompletionSource();
+                CspNet.Remote.Internal.Client.HandoverValues.DelayedTakeForTests[a[0]] = () =>
+                {
+                    Console.WriteLine("offered");
+                    return never.Task;
+                };
+                Console.WriteLine("ready");
+                await Console.In.ReadLineAsync();
+                Console.WriteLine("asking");
+                await node.BecomeHomeAsync(a[0]);
+                Console.WriteLine("failed became the home");
+                return 1;
+            }
+
         case "home-buffered-write-from":
             {
                 // home-buffered-write-from <Any2Any|One2Any> <name> <fifo|infinite|overwrite> <slots> <first> <count> [bytes]:

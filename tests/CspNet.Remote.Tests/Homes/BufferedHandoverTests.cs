@@ -1,4 +1,5 @@
 using System.Globalization;
+using CspNet.Remote.Internal.Client;
 using CspNet.Remote.Tests.Named;
 
 namespace CspNet.Remote.Tests.Homes;
@@ -179,6 +180,46 @@ public sealed class BufferedHandoverTests
                 Assert.Equal(next, await input.ReadAsync());
             }
         }).WaitAsync(TimeSpan.FromSeconds(30));
+    }
+
+    [Fact(Timeout = 120_000)]
+    public async Task Leave_TenThousandValuesToATakerSlowerThanTheBound_EveryValueMovesOnceInOrder()
+    {
+        const string Name = "slow-taker";
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        await home.GetAny2AnyInAsync(Name, new InfiniteBuffer<int>());
+        CspNode node = await system.NodeAsync("taker");
+        AltingChannelIn<int> input = await node.GetAny2AnyInAsync<int>(Name);
+        AltingChannelOut<int> output = await node.GetAny2AnyOutAsync<int>(Name);
+        for (int i = 0; i < Count; i++)
+        {
+            await output.WriteAsync(i);
+        }
+
+        // The taker needs twice the bound (PeerTimeout) to receive the buffer, but acknowledges the
+        // values as they come: the offer is bounded by its silence, not by its size.
+        HandoverValues.SlowTakerForTests[Name] = received =>
+        {
+            if (received % (Count / 10) == 0)
+            {
+                Thread.Sleep(TestSystem.PeerTimeout * 2 / 10);
+            }
+        };
+        try
+        {
+            await home.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(60));
+        }
+        finally
+        {
+            HandoverValues.SlowTakerForTests.TryRemove(Name, out _);
+        }
+
+        await ReadInOrderAsync(input, 0, Count);
+
+        // Each value once: the next one read is the one written after the move.
+        await output.WriteAsync(Count);
+        Assert.Equal(Count, await input.ReadAsync());
     }
 
     private static async Task ReadInOrderAsync(AltingChannelIn<int> input, int from, int to)

@@ -1,3 +1,4 @@
+using CspNet.Remote.Internal.Client;
 using CspNet.Remote.Tests.Named;
 using Grpc.Core;
 using Proto = CspNet.Remote.Protocol;
@@ -86,6 +87,81 @@ public sealed class HomeHandoverFailureTests
 
         await leaving.WaitAsync(TimeSpan.FromSeconds(20));
         await Assert.ThrowsAsync<PoisonException>(async () => await local.WriteAsync(3));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Leave_OfferRefused_HomeLeftWithThePoisonComesAfterTheHeldAnswer()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        await home.GetAny2AnyInAsync<int>("refused");
+        using var channel = UserKey.Channel($"http://127.0.0.1:{home.Port}");
+        using AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame> call = await AttachReaderAsync(channel, "refused");
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Read = new Proto.Read { Handle = 1, OpId = 7 } });
+
+        Task leaving = home.DisposeAsync().AsTask();
+        await NextAsync(call, f => f.Handover is not null);
+        await call.RequestStream.WriteAsync(new Proto.ClientFrame { Taken = new Proto.HomeTaken { Name = "refused", Status = (int)StatusCode.FailedPrecondition, Message = "not here" } });
+
+        // The held read's answer first; then how the channel left: every operation the stream had
+        // not answered by then was never performed, so a client may end it with that poison.
+        Proto.HomeFrame frame = await NextAsync(call, f => f.Completed is { OpId: 7 } || f.HomeLeft is not null);
+        Assert.Equal(Proto.Outcome.Poisoned, frame.Completed?.Outcome);
+        Proto.HomeLeft left = (await NextAsync(call, f => f.HomeLeft is not null)).HomeLeft;
+        Assert.Equal("refused", left.Name);
+        Assert.Equal(frame.Completed!.Message, left.Poison);
+        Assert.Contains("no program holding its ends took it over", left.Poison, StringComparison.Ordinal);
+        await leaving.WaitAsync(TimeSpan.FromSeconds(20));
+    }
+
+    [Fact(Timeout = 60_000)]
+    public async Task Leave_TakerSilentPastTheBound_EveryRemoteEndFailsWithThePoisonNamingTheChannel()
+    {
+        const string Name = "silent-taker";
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home");
+        await home.GetAny2AnyInAsync(Name, new InfiniteBuffer<int>());
+        CspNode taker = await system.NodeAsync("taker");
+        CspNode other = await system.NodeAsync("other");
+        other.TakesHomes = false;
+        AltingChannelOut<int> output = await taker.GetAny2AnyOutAsync<int>(Name);
+        AltingChannelIn<int> input = await taker.GetAny2AnyInAsync<int>(Name);
+        AltingChannelIn<int> idleInput = await other.GetAny2AnyInAsync<int>(Name);
+        AltingChannelOut<int> idleOutput = await other.GetAny2AnyOutAsync<int>(Name);
+        for (int i = 0; i < 1_000; i++)
+        {
+            await output.WriteAsync(i);
+        }
+
+        // The taker receives the values and the offer, then says nothing past the bound: the home
+        // gives up, poisons the channel and leaves; the taker's answer comes too late.
+        var late = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        HandoverValues.DelayedTakeForTests[Name] = () => late.Task;
+        try
+        {
+            await home.DisposeAsync().AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        finally
+        {
+            late.SetResult();
+            HandoverValues.DelayedTakeForTests.TryRemove(Name, out _);
+        }
+
+        // Every end, with or without an operation in flight when the home left, learns why: the
+        // poison names the channel, never the program that left cleanly as lost.
+        Func<Task>[] operations =
+        [
+            async () => await input.ReadAsync(),
+            async () => await output.WriteAsync(-1),
+            async () => await idleInput.ReadAsync(),
+            async () => await idleOutput.WriteAsync(-1),
+        ];
+        foreach (Func<Task> operation in operations)
+        {
+            PoisonException poisoned = await Assert.ThrowsAsync<PoisonException>(operation).WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.Contains($"'{Name}'", poisoned.Message, StringComparison.Ordinal);
+            Assert.Contains("said nothing", poisoned.Message, StringComparison.Ordinal);
+        }
     }
 
     private static async Task<AsyncDuplexStreamingCall<Proto.ClientFrame, Proto.HomeFrame>> AttachReaderAsync(Grpc.Net.Client.GrpcChannel channel, string name)

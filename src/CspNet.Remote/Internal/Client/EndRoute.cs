@@ -40,10 +40,22 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
     internal bool Follows(Completion completion) => reattach is not null && completion.MayFollow;
 
     /// <summary>
+    /// <paramref name="completion"/>, or, for an operation lost with the link to a home that said
+    /// how the channel left with its program (link.proto, HomeLeft), what that means: the operation
+    /// was never performed there (its answer would have come first), so it follows the move
+    /// (MOVED), or ends with the channel's poison.
+    /// </summary>
+    internal Completion Explained(Route at, Completion completion) =>
+        completion.Lost is not PeerLostException || at.Link.HomeLeft(name) is not { } poison ? completion
+        : poison.Length == 0 ? completion with { Outcome = Protocol.Outcome.Moved, Lost = null, Unsent = false }
+        : completion with { Outcome = Protocol.Outcome.Poisoned, Message = poison, Lost = null };
+
+    /// <summary>
     /// The route after a move from <paramref name="from"/>: the current one if another operation
     /// followed the move already, else a new attach at the home the NameServer names now.
     /// </summary>
     /// <exception cref="PeerLostException">This end cannot follow a move, or the new home could not be reached.</exception>
+    /// <exception cref="PoisonException">The home left without handing the channel over, and poisoned it (link.proto, HomeLeft).</exception>
     internal async Task<Route> FollowAsync(Route from, int moves, CancellationToken cancellationToken)
     {
         if (reattach is null || moves > MaxMovesPerOperation)
@@ -96,7 +108,7 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
         {
             PendingOp op = at.Link.Begin();
             at.Link.Send(new Protocol.ClientFrame { Poison = new Protocol.Poison { Handle = at.Handle, OpId = op.Id } });
-            if (!Follows(await op.Task.ConfigureAwait(false)))
+            if (!Follows(Explained(at, await op.Task.ConfigureAwait(false))))
             {
                 return;
             }
@@ -105,21 +117,27 @@ internal sealed class EndRoute(Route first, Func<Route, CancellationToken, Task<
             {
                 at = await FollowAsync(at, moves, CancellationToken.None).ConfigureAwait(false);
             }
-            catch (PeerLostException)
+            catch (Exception e) when (e is PeerLostException or PoisonException)
             {
-                return; // the channel's home is lost: its parties learn that from their own operations
+                return; // the channel's home is lost, or left it poisoned: its parties learn that from their own operations
             }
         }
     }
 
     private async Task<Route> AttachAsync(Route from)
     {
+        if (from.Link.HomeLeft(name) is { Length: > 0 } poison)
+        {
+            // The home left cleanly without handing the channel over: it is poisoned, not lost.
+            throw new PoisonException(poison);
+        }
+
         Route next;
         try
         {
             next = await reattach!(from, CancellationToken.None).ConfigureAwait(false);
         }
-        catch (Exception e) when (e is not PeerLostException and not OutOfMemoryException)
+        catch (Exception e) when (e is not PeerLostException and not PoisonException and not OutOfMemoryException)
         {
             throw new PeerLostException($"The home of '{name}' moved from {from.Link.Target}, and attaching at its new home failed: {e.Message}", e);
         }

@@ -13,11 +13,29 @@ namespace CspNet.Remote.Internal.Client;
 /// </summary>
 internal sealed class HandoverValues(long maxValueSize, long maxBytes)
 {
+    /// <summary>Values between two acknowledgements (HandoverProgress) at most.</summary>
+    internal const int AcknowledgeEveryValues = 256;
+
+    /// <summary>Bytes between two acknowledgements at most (a value's last part may go past it).</summary>
+    internal const long AcknowledgeEveryBytes = 256 << 10;
+
     private readonly Dictionary<string, Pending> _byName = new(StringComparer.Ordinal);
     private long _held;
 
-    /// <summary>Adds one part of a value (its bytes are copied: the frame's array goes back to the pool).</summary>
-    internal void Add(HandoverValue part)
+    /// <summary>
+    /// Tests only, by channel name: called on the link's reading loop with the count of each value
+    /// that came whole, so that a test can make this program a slow taker.
+    /// </summary>
+    internal static System.Collections.Concurrent.ConcurrentDictionary<string, Action<int>> SlowTakerForTests { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>Tests only, by channel name: called when an offer of that home comes; this program takes it only once the task returned completes.</summary>
+    internal static System.Collections.Concurrent.ConcurrentDictionary<string, Func<System.Threading.Tasks.Task>> DelayedTakeForTests { get; } = new(StringComparer.Ordinal);
+
+    /// <summary>
+    /// Adds one part of a value (its bytes are copied: the frame's array goes back to the pool);
+    /// returns the acknowledgement to send the leaving home now (link.proto, HandoverProgress), if one is due.
+    /// </summary>
+    internal HandoverProgress? Add(HandoverValue part)
     {
         if (!_byName.TryGetValue(part.Name, out Pending? pending))
         {
@@ -26,7 +44,7 @@ internal sealed class HandoverValues(long maxValueSize, long maxBytes)
 
         if (pending.Refusal is not null)
         {
-            return;
+            return null;
         }
 
         long length = pending.Current.Length + part.Data.Length;
@@ -35,16 +53,32 @@ internal sealed class HandoverValues(long maxValueSize, long maxBytes)
             Drop(pending, length > maxValueSize
                 ? $"a value of the buffer is larger than the {maxValueSize:N0} bytes this program accepts (CspNodeOptions.MaxValueSize)"
                 : $"the buffer's values are more than the {maxBytes:N0} bytes this program holds for one link (CspNodeOptions.MaxBytesPerLink)");
-            return;
+            return null;
         }
 
         _held += part.Data.Length;
         pending.Current.Write(part.Data.Span);
-        if (!part.More)
+        pending.UnacknowledgedBytes += part.Data.Length;
+        if (part.More)
         {
-            pending.Values.Add(pending.Current.ToArray());
-            pending.Current.SetLength(0);
+            return null;
         }
+
+        pending.Values.Add(pending.Current.ToArray());
+        pending.Current.SetLength(0);
+        if (SlowTakerForTests.TryGetValue(part.Name, out Action<int>? slow))
+        {
+            slow(pending.Values.Count);
+        }
+
+        if (pending.Values.Count - pending.Acknowledged < AcknowledgeEveryValues && pending.UnacknowledgedBytes < AcknowledgeEveryBytes)
+        {
+            return null;
+        }
+
+        pending.Acknowledged = pending.Values.Count;
+        pending.UnacknowledgedBytes = 0;
+        return new HandoverProgress { Name = part.Name, Values = pending.Values.Count };
     }
 
     /// <summary>The values that came for <paramref name="handover"/>, in order; throws, saying why, if they are not all there.</summary>
@@ -94,5 +128,9 @@ internal sealed class HandoverValues(long maxValueSize, long maxBytes)
         internal MemoryStream Current { get; } = new();
 
         internal string? Refusal { get; set; }
+
+        internal int Acknowledged { get; set; }
+
+        internal long UnacknowledgedBytes { get; set; }
     }
 }

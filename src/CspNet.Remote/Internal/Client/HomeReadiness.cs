@@ -155,7 +155,7 @@ internal sealed class HomeReadiness(EndRoute route, string what)
     /// <summary>A watch that ends in failure (the link lost, a home that refuses) fails the selection it serves.</summary>
     private async Task WatchEndedAsync(PendingOp watch, Route at)
     {
-        Completion completion = await watch.Task.ConfigureAwait(false);
+        Completion completion = route.Explained(at, await watch.Task.ConfigureAwait(false));
         Exception? failure = null;
         bool moved = route.Follows(completion);
         if (moved)
@@ -165,7 +165,7 @@ internal sealed class HomeReadiness(EndRoute route, string what)
             {
                 await route.FollowAsync(at, 1, CancellationToken.None).ConfigureAwait(false);
             }
-            catch (PeerLostException e)
+            catch (Exception e) when (e is PeerLostException or PoisonException)
             {
                 failure = e;
             }

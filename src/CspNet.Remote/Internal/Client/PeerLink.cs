@@ -27,6 +27,9 @@ namespace CspNet.Remote.Internal.Client;
 /// </remarks>
 internal sealed partial class PeerLink : IAsyncDisposable
 {
+    /// <summary>Channels a leaving home may say how they left (HomeLeft) that a link remembers: past it, their ends find the home lost.</summary>
+    private const int MaxHomesLeft = 1024;
+
     private readonly ILinkNode _node;
     private readonly GrpcChannel _channel;
     private readonly AsyncDuplexStreamingCall<ClientFrame, HomeFrame> _call;
@@ -36,6 +39,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private readonly CancellationTokenSource _stop = new();
     private readonly TaskCompletionSource<Hello> _hello = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly ConcurrentDictionary<uint, WriteCredits> _credits = new();
+    private readonly ConcurrentDictionary<string, string> _homesLeft = new(StringComparer.Ordinal); // channels that left with the home's program: their poison, empty if they moved
     private HandoverValues? _handoverValues; // the buffered values of channels a leaving home is about to offer
     private readonly ConcurrentQueue<PooledValueBuffer> _creditedBuffers = new();
     private readonly Lock _creditedOrder = new();
@@ -82,6 +86,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
     internal string PeerProgram { get; private set; } = string.Empty;
 
     internal bool IsFailed => _failure is not null;
+
+    /// <summary>
+    /// How channel <paramref name="name"/> left with this link's program (link.proto, HomeLeft): its
+    /// poison, empty if it moved; null if the program did not say.
+    /// </summary>
+    internal string? HomeLeft(string name) => _homesLeft.TryGetValue(name, out string? poison) ? poison : null;
 
     /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
     internal Exception? Failure => _failure;
@@ -466,9 +476,22 @@ internal sealed partial class PeerLink : IAsyncDisposable
                 StopCredits(frame.StopCredits.Handle);
                 break;
             case HomeFrame.BodyOneofCase.HandoverValue:
-                HandoverValuesHeld().Add(frame.HandoverValue);
+                if (HandoverValuesHeld().Add(frame.HandoverValue) is { } progress)
+                {
+                    Send(new ClientFrame { HandoverProgress = progress });
+                }
+
+                break;
+            case HomeFrame.BodyOneofCase.HomeLeft:
+                if (_homesLeft.Count < MaxHomesLeft)
+                {
+                    _homesLeft[frame.HomeLeft.Name] = frame.HomeLeft.Poison;
+                }
+
                 break;
             case HomeFrame.BodyOneofCase.Handover:
+                // Everything came: the leaving home's bound now covers taking the home here.
+                Send(new ClientFrame { HandoverProgress = new HandoverProgress { Name = frame.Handover.Name, Values = frame.Handover.ValueCount } });
                 IReadOnlyList<byte[]>? values = null;
                 Exception? refused = null;
                 try
@@ -512,9 +535,20 @@ internal sealed partial class PeerLink : IAsyncDisposable
         var answer = new HomeTaken { Name = handover.Name };
         try
         {
+            if (HandoverValues.DelayedTakeForTests.TryGetValue(handover.Name, out Func<Task>? delayed))
+            {
+                await delayed().ConfigureAwait(false);
+            }
+
             if (refused is not null)
             {
                 throw refused;
+            }
+
+            if (!string.IsNullOrEmpty(HomeLeft(handover.Name)))
+            {
+                // Too late: the leaving home gave up on this offer and poisoned the channel.
+                throw new InvalidOperationException($"The home of '{handover.Name}' gave up on this offer before it was taken.");
             }
 
             if (_node.TakeHome is not { } take)

@@ -124,7 +124,7 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
         cancellationToken.ThrowIfCancellationRequested();
         _detachment.ThrowIfDetached();
         Route at = route.Current;
-        Completion completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
+        Completion completion = route.Explained(at, await ReadAtAsync(at, cancellationToken).ConfigureAwait(false));
         for (int moves = 1; route.Follows(completion) && !cancellationToken.IsCancellationRequested && !_detachment.IsDetached; moves++)
         {
             // The home moved before this read took anything: read at the new home.
@@ -138,8 +138,13 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
                 completion = completion with { Outcome = Outcome.Error, Lost = e };
                 break;
             }
+            catch (PoisonException e)
+            {
+                completion = completion with { Outcome = Outcome.Poisoned, Message = e.Message, Lost = null };
+                break;
+            }
 
-            completion = await ReadAtAsync(at, cancellationToken).ConfigureAwait(false);
+            completion = route.Explained(at, await ReadAtAsync(at, cancellationToken).ConfigureAwait(false));
         }
 
         try
@@ -254,7 +259,7 @@ internal sealed class RemoteChannelIn<T>(EndRoute route, ValueCodec<T> codec, st
             return true;
         }
 
-        Completion completion = await op.Task.ConfigureAwait(false);
+        Completion completion = route.Explained(at, await op.Task.ConfigureAwait(false));
         if (_detachment.CancelledByDetach(completion, cancellationToken))
         {
             throw _detachment.Disposed(" while its selection waited: nothing was taken");

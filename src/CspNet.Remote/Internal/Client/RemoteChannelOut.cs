@@ -231,6 +231,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
             }
 
+            completion = _route.Explained(at, completion);
             if (!_route.Follows(completion))
             {
                 break;
@@ -256,6 +257,11 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             catch (PeerLostException e)
             {
                 completion = completion with { Outcome = Outcome.Error, Lost = e };
+                break;
+            }
+            catch (PoisonException e)
+            {
+                completion = completion with { Outcome = Outcome.Poisoned, Message = e.Message, Lost = null };
                 break;
             }
 
@@ -409,7 +415,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return true;
         }
 
-        Completion completion = await op.Task.ConfigureAwait(false);
+        Completion completion = _route.Explained(at, await op.Task.ConfigureAwait(false));
         if (_detachment.CancelledByDetach(completion, cancellationToken))
         {
             throw _detachment.Disposed(" while its selection waited: nothing was written");

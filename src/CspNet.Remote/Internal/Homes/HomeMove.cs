@@ -106,6 +106,14 @@ internal static partial class HomeMover
         try
         {
             await move.AnswersSent.WaitAsync(bound).ConfigureAwait(false);
+
+            // Behind the held answers, each client learns how the channel left: an operation its
+            // link loses when this program goes follows the move or ends poisoned, never "lost".
+            foreach (HomeSession holder in holders)
+            {
+                holder.TellHomeLeft(home.Name, poison ?? string.Empty);
+            }
+
             await Task.WhenAll(holders.Select(h => h.WhenAnswersWritten())).WaitAsync(bound).ConfigureAwait(false);
         }
         catch (TimeoutException)
@@ -145,7 +153,7 @@ internal static partial class HomeMover
                 {
                     // It may have installed the values and answer late: offering them again could
                     // let two homes hand out the same value.
-                    return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and {holder.Peer}, offered it with {values.Count:N0} buffered values, did not answer within {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout); it is not offered again, so that no value is read twice.";
+                    return $"{channel} is poisoned: its home, {node.ProgramLabel}, left, and {holder.Peer}, offered it with {values.Count:N0} buffered values, said nothing for {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout) before taking it; the channel is not offered again, so that no value is read twice.";
                 }
 
                 continue;

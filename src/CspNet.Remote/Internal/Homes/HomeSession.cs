@@ -66,7 +66,7 @@ internal sealed partial class HomeSession
 
     // Credited lane values the lane failed to bring, by op_id: the client sends each again on the link.
     private readonly ConcurrentDictionary<ulong, TaskCompletionSource<LanePayload>> _resent = new();
-    private readonly ConcurrentDictionary<string, TaskCompletionSource<string?>> _handovers = new(StringComparer.Ordinal); // homes offered to this client, by name
+    private readonly ConcurrentDictionary<string, HandoverOffer> _handovers = new(StringComparer.Ordinal); // homes offered to this client, by name
     private readonly ConcurrentDictionary<uint, TaskCompletionSource> _creditStops = new(); // StopCredits sent, by handle, until CreditsStopped is handled
     private readonly CancellationTokenSource _closing = new();
     private readonly CancellationToken _closed; // _closing's token, usable after the source is disposed
@@ -243,14 +243,21 @@ internal sealed partial class HomeSession
                 BecomeHome(frame.BecomeHome);
                 break;
             case ClientFrame.BodyOneofCase.Taken:
-                if (_handovers.TryRemove(frame.Taken.Name, out TaskCompletionSource<string?>? offered))
+                if (_handovers.TryRemove(frame.Taken.Name, out HandoverOffer? offered))
                 {
                     if (frame.Taken.Status != (int)StatusCode.OK)
                     {
                         Log.HomeRefused(_node.Logger, frame.Taken.Name, _peer, frame.Taken.Message);
                     }
 
-                    offered.TrySetResult(frame.Taken.Status == (int)StatusCode.OK && frame.Taken.Incarnation.Length > 0 ? frame.Taken.Incarnation : null);
+                    offered.Answer(frame.Taken.Status == (int)StatusCode.OK && frame.Taken.Incarnation.Length > 0 ? frame.Taken.Incarnation : null);
+                }
+
+                break;
+            case ClientFrame.BodyOneofCase.HandoverProgress:
+                if (_handovers.TryGetValue(frame.HandoverProgress.Name, out HandoverOffer? progressing))
+                {
+                    progressing.Progressed();
                 }
 
                 break;
@@ -1149,12 +1156,14 @@ internal sealed partial class HomeSession
     /// <summary>
     /// Offers the client's program a home this program is leaving (link.proto, Handover), after the
     /// buffered values it holds (HandoverValue, each split into frames of at most ChunkSize); the
-    /// incarnation it took the home under, or null if it did not within <paramref name="bound"/>.
+    /// incarnation it took the home under, or null if it did not. Silent: no answer, and no
+    /// acknowledgement of the values (HandoverProgress) either, within <paramref name="bound"/>
+    /// of the last one (or of the offer's frames being queued).
     /// </summary>
     internal async Task<HandoverAnswer> OfferHomeAsync(Handover offer, IReadOnlyList<byte[]> values, TimeSpan bound)
     {
-        var answer = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
-        if (_closed.IsCancellationRequested || !_handovers.TryAdd(offer.Name, answer))
+        using var pending = new HandoverOffer(bound);
+        if (_closed.IsCancellationRequested || !_handovers.TryAdd(offer.Name, pending))
         {
             return new HandoverAnswer(null, Silent: false);
         }
@@ -1168,10 +1177,11 @@ internal sealed partial class HomeSession
             }
 
             Send(new HomeFrame { Handover = offer });
-            using CancellationTokenRegistration closed = _closed.Register(static a => ((TaskCompletionSource<string?>)a!).TrySetResult(null), answer);
-            return new HandoverAnswer(await answer.Task.WaitAsync(bound).ConfigureAwait(false), Silent: false);
+            pending.Progressed(); // the bound runs from here, and again from each acknowledgement
+            using CancellationTokenRegistration closed = _closed.Register(static a => ((HandoverOffer)a!).Answer(null), pending);
+            return new HandoverAnswer(await pending.Taker.WaitAsync(pending.Silence).ConfigureAwait(false), Silent: false);
         }
-        catch (TimeoutException)
+        catch (OperationCanceledException) when (pending.Silence.IsCancellationRequested)
         {
             return new HandoverAnswer(null, Silent: true);
         }
@@ -1181,7 +1191,31 @@ internal sealed partial class HomeSession
         }
         finally
         {
-            _handovers.TryRemove(offer.Name, out _);
+            _handovers.TryRemove(new KeyValuePair<string, HandoverOffer>(offer.Name, pending));
+        }
+    }
+
+    /// <summary>
+    /// Tells the client's program how a channel left with this program (link.proto, HomeLeft): it
+    /// moved (<paramref name="poison"/> empty) or is poisoned. Its operations this link loses later
+    /// follow the move or fail with the poison, rather than finding the home lost. Sent after the
+    /// answers of the operations held back, so that every operation answered after it was never
+    /// performed here.
+    /// </summary>
+    internal void TellHomeLeft(string name, string poison)
+    {
+        if (_closed.IsCancellationRequested)
+        {
+            return;
+        }
+
+        try
+        {
+            Send(new HomeFrame { HomeLeft = new HomeLeft { Name = name, Poison = poison } });
+        }
+        catch (ObjectDisposedException)
+        {
+            // The stream ended meanwhile: that program has no link to this one to fail on.
         }
     }
 
