@@ -105,7 +105,7 @@ internal static partial class HomeMover
             {
                 // It may have installed the values and answer late: keeping them here too could let
                 // two homes hand out the same value.
-                home.PoisonAsMoved($"{home.Kind.WireName()} '{home.Name}' is poisoned: {taker.Peer}, offered it with {values.Count:N0} buffered values, did not answer within {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout), so they may be there; the home keeps none of them, so that no value is read twice.");
+                home.PoisonAsMoved($"{home.Kind.WireName()} '{home.Name}' is poisoned: {taker.Peer}, offered it with {values.Count:N0} buffered values, said nothing for {bound.TotalSeconds:0.#} s (CspNodeOptions.PeerTimeout) before taking it, so they may be there; the home keeps none of them, so that no value is read twice.");
             }
             else
             {
