@@ -140,6 +140,39 @@ public sealed class BufferedBecomeHomeTests
         Assert.Equal(readB.Order(), readB);
     }
 
+    [Fact(Timeout = 180_000)]
+    public async Task BecomeHomeAsync_One2AnyReaderThatTookTheHomeLeaves_TheChannelMovesOnUnpoisonedAndEveryValueIsReadOnce()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        ChildNode home = system.Child("home-buffered-write-from", "One2Any", "relay", "fifo", "16", "0", CountText);
+        await home.ReadyAsync();
+        CspNode first = await system.NodeAsync("first");
+        CspNode second = await system.NodeAsync("second");
+        AltingChannelIn<int> a = await first.GetOne2AnyInAsync<int>("relay");
+        AltingChannelIn<int> b = await second.GetOne2AnyInAsync<int>("relay");
+        List<int> readA = [];
+        for (int i = 0; i < Count / 4; i++)
+        {
+            readA.Add(await a.ReadAsync());
+        }
+
+        await first.BecomeHomeAsync("relay");
+        for (int i = 0; i < Count / 4; i++)
+        {
+            readA.Add(await a.ReadAsync());
+        }
+
+        // Its writer lives in another program, so the channel is not poisoned when this home leaves: it moves on.
+        await first.DisposeAsync();
+        Task<List<int>> readingB = ReadUntilPoisonAsync(b);
+        await home.WaitForAsync($"done wrote {CountText}");
+        await home.WriteLineAsync("poison");
+        await home.WaitForAsync("poisoned");
+        List<int> readB = await readingB;
+        Assert.Equal(Enumerable.Range(0, Count), readA.Concat(readB).Order());
+        Assert.Equal(readB.Order(), readB);
+    }
+
     [Fact(Timeout = 120_000)]
     public async Task BecomeHomeAsync_PoisonedWhileItMoves_ValuesBeforeThePoisonAreReadOnceInOrderThenThePoison()
     {
