@@ -28,16 +28,19 @@ public sealed partial class CspNode
     /// Use it so that the program that reads (or writes) most holds the channel it uses.
     /// </summary>
     /// <param name="name">The channel's name. This program must hold ends of it (got from this node's getters).</param>
-    /// <param name="cancellationToken">Gives up. A cancellation that reaches the home before it offers the channel moves nothing; after that, the move completes.</param>
+    /// <param name="cancellationToken">Gives up. A cancellation that reaches the home before it offers the channel (also while it waits for the operations to stop) moves nothing; after that, the move completes.</param>
     /// <returns>Completes once the NameServer names this program as the channel's home (at once if it is already).</returns>
     /// <remarks>
-    /// Only an unbuffered Any2Any channel moves. Operations on the channel pause during the move (a
-    /// few round trips); a selection waiting on an end at the old home scans again and waits at the
+    /// An Any2Any or One2Any channel moves, unbuffered or with a <see cref="FifoBuffer{T}"/>,
+    /// <see cref="InfiniteBuffer{T}"/> or <see cref="OverwriteOldestBuffer{T}"/>: its buffered values
+    /// move in order, its writers stop spending credits first, and a One2Any's single writing end
+    /// stays its creator's. A buffer of your own <see cref="IBuffer{T}"/>, a One2One and an Any2One
+    /// stay with their home. Operations on the channel pause during the move (a few round trips); a selection waiting on an end at the old home scans again and waits at the
     /// new one. Ends that began an operation before the move follow it at most
     /// <c>8</c> times per operation. Not for a channel created with <c>local: true</c>.
     /// </remarks>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
-    /// <exception cref="InvalidOperationException">This program holds no end of an unbuffered Any2Any channel of that name, or is stand-alone; or the home refused (the message says why: another move under way, the channel's kind).</exception>
+    /// <exception cref="InvalidOperationException">This program holds no end of an Any2Any or One2Any channel of that name, or is stand-alone; or the home refused (the message says why: another move under way, the channel's kind or buffer, a writer that did not confirm it stopped spending credits).</exception>
     /// <exception cref="OperationCanceledException">Cancelled before the home offered the channel: nothing moved.</exception>
     /// <exception cref="PeerLostException">The home could not be reached.</exception>
     public async Task BecomeHomeAsync(string name, CancellationToken cancellationToken = default)
@@ -57,7 +60,7 @@ public sealed partial class CspNode
         if (!_takeable.ContainsKey(name))
         {
             throw new InvalidOperationException(
-                $"{ProgramLabel} holds no end of a channel named '{name}' that could move here: get an end of it first (GetAny2AnyIn or GetAny2AnyOut, unbuffered), then call BecomeHomeAsync.");
+                $"{ProgramLabel} holds no end of a channel named '{name}' that could move here: get an end of it first (an Any2Any or One2Any end from this node's getters), then call BecomeHomeAsync.");
         }
 
         NameRecord record = await _names.ResolveRecordAsync(name, cancellationToken).ConfigureAwait(false);
@@ -79,12 +82,12 @@ public sealed partial class CspNode
 
     /// <summary>
     /// The end a process of this program gets at a channel hosted here: the core's own end, or for a
-    /// channel that may move away live (an unbuffered Any2Any that other programs can reach) one that
+    /// channel that may move away live (an Any2Any or One2Any that other programs can reach) one that
     /// follows it (<see cref="FollowingChannelIn{T}"/>). <paramref name="attach"/> is null where nothing remote reaches the channel.
     /// </summary>
     private object Following<T>(ChannelHome<T> home, object end, Func<CancellationToken, Task<object>>? attach)
     {
-        if (attach is null || home.Kind != NameKind.Any2Any || home.BufferCapacity != 0)
+        if (attach is null || !home.CanFollow)
         {
             return end;
         }

@@ -739,6 +739,65 @@ try
                 return 1;
             }
 
+        case "home-buffered-write-from":
+            {
+                // home-buffered-write-from <Any2Any|One2Any> <name> <fifo|infinite|overwrite> <slots> <first> <count> [bytes]:
+                // hosts the buffered channel (its writing getter comes first) and writes first..first+count-1
+                // (as int, or as byte[] starting with the number, every other one 40 KiB, past the bulk
+                // lane's threshold) while another program takes the home (CspNode.BecomeHomeAsync).
+                // Then a line "poison" poisons its end; the input closing ends it.
+                string name = a[1];
+                int slots = int.Parse(a[3], System.Globalization.CultureInfo.InvariantCulture);
+                int first = int.Parse(a[4], System.Globalization.CultureInfo.InvariantCulture);
+                int count = int.Parse(a[5], System.Globalization.CultureInfo.InvariantCulture);
+                bool one2Any = a[0] == "One2Any";
+                AltingChannelOut<int>? ints = null;
+                AltingChannelOut<byte[]>? bytes = null;
+                if (a.Length > 6 && a[6] == "bytes")
+                {
+                    IBuffer<byte[]> buffer = Scenarios.Buffer<byte[]>(a[2], slots);
+                    bytes = one2Any ? await node.GetOne2AnyOutAsync(name, buffer) : await node.GetAny2AnyOutAsync(name, buffer);
+                }
+                else
+                {
+                    IBuffer<int> buffer = Scenarios.Buffer<int>(a[2], slots);
+                    ints = one2Any ? await node.GetOne2AnyOutAsync(name, buffer) : await node.GetAny2AnyOutAsync(name, buffer);
+                }
+
+                Console.WriteLine("ready");
+                for (int i = first; i < first + count; i++)
+                {
+                    if (bytes is not null)
+                    {
+                        byte[] value = new byte[i % 2 == 0 ? 40 << 10 : 16];
+                        BitConverter.TryWriteBytes(value, i);
+                        await bytes.WriteAsync(value);
+                    }
+                    else
+                    {
+                        await ints!.WriteAsync(i);
+                    }
+                }
+
+                Console.WriteLine($"done wrote {count}");
+                if (await Console.In.ReadLineAsync() == "poison")
+                {
+                    if (bytes is not null)
+                    {
+                        bytes.Poison();
+                    }
+                    else
+                    {
+                        ints!.Poison();
+                    }
+
+                    Console.WriteLine("poisoned");
+                }
+
+                await Console.In.ReadToEndAsync();
+                return 0;
+            }
+
         default:
             Console.Error.WriteLine($"unknown scenario {args[1]}");
             return 2;

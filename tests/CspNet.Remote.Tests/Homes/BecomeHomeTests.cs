@@ -6,7 +6,7 @@ using CspNet.Remote.Tests.Named;
 namespace CspNet.Remote.Tests.Homes;
 
 /// <summary>
-/// A program holding ends of an unbuffered Any2Any channel takes its home while every program goes
+/// A program holding ends of an Any2Any channel takes its home while every program goes
 /// on using it (CspNode.BecomeHomeAsync; docs/DISTRIBUTED.md, "A moving home"): the old home is a
 /// separate program (tests/CspNet.Remote.TestNode) whose own ends keep working, now remote, and no
 /// value is lost or duplicated.
@@ -122,24 +122,42 @@ public sealed class BecomeHomeTests
         Assert.Contains("holds no end", refused.Message, StringComparison.Ordinal);
     }
 
-    [Fact(Timeout = 60_000)]
-    public async Task BecomeHomeAsync_BufferedChannel_RefusedSayingItMovesWhenItsHomeLeavesAndTheChannelGoesOn()
+    [Theory(Timeout = 60_000)]
+    [InlineData("fifo")]
+    [InlineData("infinite")]
+    [InlineData("overwrite")]
+    public async Task BecomeHomeAsync_BufferedChannelHoldsValues_TheyMoveAndTheOldHomesReaderReadsThemOnceInOrder(string buffer)
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
         CspNode asker = await system.NodeAsync("asker");
-        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("buffered", new FifoBuffer<int>(4));
+        IBuffer<int> made = buffer switch
+        {
+            "fifo" => new FifoBuffer<int>(4),
+            "infinite" => new InfiniteBuffer<int>(),
+            _ => new OverwriteOldestBuffer<int>(2),
+        };
+        AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("buffered", made);
         AltingChannelOut<int> output = await asker.GetAny2AnyOutAsync<int>("buffered");
-        await output.WriteAsync(1);
+        for (int i = 1; i <= 3; i++)
+        {
+            await output.WriteAsync(i);
+        }
 
-        var refused = await Assert.ThrowsAsync<InvalidOperationException>(() => asker.BecomeHomeAsync("buffered"));
-        Assert.Contains("moves when its home leaves", refused.Message, StringComparison.Ordinal);
+        await asker.BecomeHomeAsync("buffered");
 
-        // Nothing moved: the home still holds the channel and its value, and the writer goes on.
-        Assert.Equal(home.Port, (await asker.Names!.ResolveRecordAsync("buffered", CancellationToken.None)).Port);
-        await output.WriteAsync(2);
-        Assert.Equal(1, await atHome.ReadAsync());
-        Assert.Equal(2, await atHome.ReadAsync());
+        // The buffer moved with its values (an OverwriteOldestBuffer(2) kept the last two); the old
+        // home's reader, now a remote end, reads them there, then what is written after.
+        Assert.True(HostsHere(asker, "buffered"));
+        Assert.False(HostsHere(home, "buffered"));
+        int[] moved = buffer == "overwrite" ? [2, 3] : [1, 2, 3];
+        foreach (int value in moved)
+        {
+            Assert.Equal(value, await atHome.ReadAsync());
+        }
+
+        await output.WriteAsync(4);
+        Assert.Equal(4, await atHome.ReadAsync());
     }
 
     [Fact(Timeout = 60_000)]

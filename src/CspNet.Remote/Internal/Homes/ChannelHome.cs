@@ -52,13 +52,38 @@ internal sealed class ChannelHome<T> : Home
     /// order. A buffer this program cannot describe (a user's <see cref="IBuffer{T}"/>) stays, and
     /// the channel with it; a channel with one reading end lives with that end.
     /// </summary>
-    internal override bool CanMove =>
-        Kind is NameKind.Any2Any or NameKind.One2Any && (_unbuffered || _bufferKind is not null) && _codec is not null && HasHolders;
+    internal override bool CanMove => CanFollow && HasHolders;
 
-    // A live move needs the old home's own ends to follow (FollowingChannelIn/Out), which exist for
-    // unbuffered channels only: a buffered one would also need its writers' credits stopped and its
-    // values carried while the home's own processes go on using it.
-    internal override bool CanMoveLive => Kind == NameKind.Any2Any && _unbuffered && CanMove;
+    /// <summary>
+    /// Whether another program could rebuild this channel (an Any2Any or One2Any, unbuffered or with a
+    /// buffer this program can describe, that other programs can reach): this program's own ends then
+    /// follow it when it moves away live.
+    /// </summary>
+    internal bool CanFollow =>
+        Kind is NameKind.Any2Any or NameKind.One2Any && (_unbuffered || _bufferKind is not null) && _codec is not null;
+
+    internal override string? LiveMoveRefusal
+    {
+        get
+        {
+            if (Kind is not (NameKind.Any2Any or NameKind.One2Any))
+            {
+                return "its only reading end lives with its home, so it moves only with that program. Use an Any2Any or One2Any channel for one that moves to where it is read.";
+            }
+
+            if (_codec is null)
+            {
+                return "it is local to its program.";
+            }
+
+            if (!_unbuffered && _bufferKind is null)
+            {
+                return "its buffer is the program's own IBuffer<T>, which another program cannot rebuild. Use FifoBuffer, InfiniteBuffer or OverwriteOldestBuffer for a buffered channel that moves.";
+            }
+
+            return HasHolders ? null : "no other program holds ends of it.";
+        }
+    }
 
     /// <summary>The channel as a program taking it over must build it (link.proto, Handover): a buffer of the same kind and capacity.</summary>
     internal static ChannelHome<T> ForHandover(Handover handover, ValueCodec<T> codec, long maxValueSize) =>
@@ -79,7 +104,7 @@ internal sealed class ChannelHome<T> : Home
     internal override (Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving)
     {
         Handover offer = DescribeForHandover();
-        if (Kind == NameKind.One2Any && !offer.Poisoned)
+        if (Kind == NameKind.One2Any && !offer.Poisoned && !WriterLivesElsewhere(leaving))
         {
             // Its only writer leaves with this program: the readers read what it wrote, then nothing can come.
             offer.Poisoned = true;
@@ -94,6 +119,24 @@ internal sealed class ChannelHome<T> : Home
         // This program's own ends stop here (a poisoned channel's buffered values stay readable),
         // so that every value is taken out exactly once: into the offer, or by a local reader before.
         _hosted.Poison(() => new PoisonException($"{Kind.WireName()} '{Name}' left {leaving} with its home: the ends of {leaving} cannot use it any more."));
+        List<byte[]> values = TakeValues();
+        offer.ValueCount = (uint)values.Count;
+        return (offer, values);
+    }
+
+    internal override (Handover Offer, IReadOnlyList<byte[]> Values) TakeForLiveMove()
+    {
+        // This program's own ends have stopped at the core (they follow the channel), so the buffer
+        // is not poisoned: if the move does not happen, the values go back and the channel goes on.
+        Handover offer = DescribeForHandover();
+        List<byte[]> values = _unbuffered ? [] : TakeValues();
+        offer.ValueCount = (uint)values.Count;
+        return (offer, values);
+    }
+
+    /// <summary>Takes the buffered values out, in order, each encoded.</summary>
+    private List<byte[]> TakeValues()
+    {
         List<byte[]> values = [];
         while (TryHoldNext() is { } hold)
         {
@@ -112,8 +155,7 @@ internal sealed class ChannelHome<T> : Home
             _hosted.Commit(hold);
         }
 
-        offer.ValueCount = (uint)values.Count;
-        return (offer, values);
+        return values;
     }
 
     private ChannelHold<T>? TryHoldNext()
@@ -204,6 +246,15 @@ internal sealed class ChannelHome<T> : Home
             }
 
             _singleWriter = who;
+        }
+    }
+
+    /// <summary>Whether the single writing end is held by another program than <paramref name="here"/> (after a live move took the home from its writer): it follows the home.</summary>
+    private bool WriterLivesElsewhere(string here)
+    {
+        lock (_lock)
+        {
+            return _singleWriter is not null && _singleWriter != here;
         }
     }
 

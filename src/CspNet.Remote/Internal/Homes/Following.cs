@@ -87,9 +87,18 @@ internal sealed class FollowingState<TEnd>(Func<CancellationToken, Task<TEnd>> a
                         return await remote(moved, argument, cancellationToken).ConfigureAwait(false);
                     }
 
-                    epoch = Current;
-                    linked = cancellationToken.CanBeCanceled ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, epoch.Stop.Token) : null;
-                    started = local(argument, linked?.Token ?? epoch.Stop.Token);
+                    lock (_lock)
+                    {
+                        if (State != Local)
+                        {
+                            continue; // the move began since: go where it goes
+                        }
+
+                        // Started under the lock, so that none starts at the core once a move has begun.
+                        epoch = Current;
+                        linked = cancellationToken.CanBeCanceled ? CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, epoch.Stop.Token) : null;
+                        started = local(argument, linked?.Token ?? epoch.Stop.Token);
+                    }
                 }
 
                 try
@@ -135,6 +144,27 @@ internal sealed class FollowingState<TEnd>(Func<CancellationToken, Task<TEnd>> a
 
                     break;
             }
+        }
+    }
+
+    /// <summary>
+    /// Starts an operation at the core unless a move has begun (false then): once
+    /// <see cref="BeginMove"/> returns, no operation is part-way into the core, so the home can take
+    /// the buffered values out knowing none arrives after.
+    /// </summary>
+    internal bool TryStartLocal<TArg, TResult>(TArg argument, Func<TArg, Epoch, TResult> start, out TResult started, out Epoch epoch)
+    {
+        lock (_lock)
+        {
+            epoch = Current;
+            if (State != Local)
+            {
+                started = default!;
+                return false;
+            }
+
+            started = start(argument, epoch);
+            return true;
         }
     }
 

@@ -59,10 +59,8 @@ internal sealed class FollowingChannelOut<T> : AltingChannelOut<T>, IFollowingEn
 
     public override ValueTask WriteAsync(T value, CancellationToken cancellationToken = default)
     {
-        if (!cancellationToken.CanBeCanceled && _following.State == FollowingState<AltingChannelOut<T>>.Local)
+        if (!cancellationToken.CanBeCanceled && _following.TryStartLocal((_core, value), s_start, out ValueTask write, out FollowingState<AltingChannelOut<T>>.Epoch epoch))
         {
-            FollowingState<AltingChannelOut<T>>.Epoch epoch = _following.Current;
-            ValueTask write = _core.WriteAsync(value, epoch.Stop.Token);
             return write.IsCompletedSuccessfully ? write : AwaitLocalAsync(write, epoch, value);
         }
 
@@ -94,6 +92,9 @@ internal sealed class FollowingChannelOut<T> : AltingChannelOut<T>, IFollowingEn
         await write.ConfigureAwait(false);
         return true;
     }
+
+    private static readonly Func<(ChannelWriteEnd<T> Core, T Value), FollowingState<AltingChannelOut<T>>.Epoch, ValueTask> s_start =
+        static (s, epoch) => s.Core.WriteAsync(s.Value, epoch.Stop.Token);
 
     private static readonly Func<(FollowingChannelOut<T> End, T Value), CancellationToken, ValueTask<bool>> s_local =
         static (s, token) => AsBool(s.End._core.WriteAsync(s.Value, token));
@@ -158,7 +159,17 @@ internal sealed class FollowingChannelOut<T> : AltingChannelOut<T>, IFollowingEn
         return _scan;
     }
 
-    protected internal override bool TryCommit(GuardSite site) => Offered(site)?.TryCommit(site) ?? false;
+    protected internal override bool TryCommit(GuardSite site)
+    {
+        if (!ReferenceEquals(_scan, _core))
+        {
+            return Offered(site)?.TryCommit(site) ?? false;
+        }
+
+        // Committed at the core only while the channel is here (see FollowingState.TryStartLocal);
+        // once a move has begun the selection has been told to scan again.
+        return _following.TryStartLocal((End: this, Site: site), static (s, _) => s.End.Offered(s.Site)?.TryCommit(s.Site) ?? false, out bool committed, out _) && committed;
+    }
 
     protected internal override void Enable(GuardSite site)
     {

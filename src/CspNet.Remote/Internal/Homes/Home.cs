@@ -49,8 +49,11 @@ internal abstract class Home
     /// </summary>
     internal virtual bool CanMove => false;
 
-    /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome): today an unbuffered Any2Any only.</summary>
-    internal virtual bool CanMoveLive => false;
+    /// <summary>Whether a program holding ends can take the home while this program goes on (BecomeHome).</summary>
+    internal bool CanMoveLive => LiveMoveRefusal is null;
+
+    /// <summary>Why the home cannot move while this program goes on (a sentence that follows "cannot move while its home runs: "), or null if it can: an Any2Any or One2Any channel, unbuffered or with a buffer another program can rebuild, that other programs hold ends of.</summary>
+    internal virtual string? LiveMoveRefusal => "only a channel moves while its home runs.";
 
     /// <summary>The move under way, once the home has begun to leave; null before.</summary>
     internal HomeMove? Move => Volatile.Read(ref _move);
@@ -123,7 +126,14 @@ internal abstract class Home
     /// </summary>
     internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForHandover(string leaving) => (DescribeForHandover(), []);
 
-    /// <summary>Puts the values a leaving home handed over into the construct, in order, before any end is attached.</summary>
+    /// <summary>
+    /// What a program taking this home over live must install, with the buffered values in order,
+    /// taken out of the construct (which is not poisoned: <see cref="Restore"/> puts them back if
+    /// the move does not happen). Called once no operation runs on the construct.
+    /// </summary>
+    internal virtual (Protocol.Handover Offer, IReadOnlyList<byte[]> Values) TakeForLiveMove() => (DescribeForHandover(), []);
+
+    /// <summary>Puts values into the construct, in order: those a moving home handed over, before any end is attached; or, here, those <see cref="TakeForLiveMove"/> took out of it, while no operation runs on it.</summary>
     internal virtual void Restore(IReadOnlyList<byte[]> values)
     {
         if (values.Count > 0)
