@@ -10,6 +10,12 @@ internal static class LaneSwitch
 {
     internal static bool LaneOff => string.Equals(Environment.GetEnvironmentVariable("CSPNET_BULK_LANE"), "off", StringComparison.OrdinalIgnoreCase);
 
+    /// <summary>Why a test of the lane itself is skipped in this run, or null.</summary>
+    internal static string? SkipReason =>
+        LaneOff ? "The bulk lane is off in this run (CSPNET_BULK_LANE=off)."
+        : OperatingSystem.IsWindows() ? "Programs on Windows offer no bulk lane."
+        : null;
+
     [ModuleInitializer]
     internal static void Apply()
     {
@@ -25,13 +31,15 @@ internal sealed class LaneFactAttribute : FactAttribute
 {
     public LaneFactAttribute()
     {
-        if (LaneSwitch.LaneOff)
-        {
-            Skip = "The bulk lane is off in this run (CSPNET_BULK_LANE=off).";
-        }
-        else if (OperatingSystem.IsWindows())
-        {
-            Skip = "Programs on Windows offer no bulk lane.";
-        }
+        Skip = LaneSwitch.SkipReason;
+    }
+}
+
+/// <summary>As <see cref="LaneFactAttribute"/>, for a theory.</summary>
+internal sealed class LaneTheoryAttribute : TheoryAttribute
+{
+    public LaneTheoryAttribute()
+    {
+        Skip = LaneSwitch.SkipReason;
     }
 }

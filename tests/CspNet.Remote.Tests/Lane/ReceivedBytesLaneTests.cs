@@ -52,6 +52,51 @@ public sealed class ReceivedBytesLaneTests
         }
     }
 
+    [LaneFact(Timeout = 120_000)]
+    public async Task Write_UnbufferedByteArrays_SentFromTheirOwnArraysEachOnceInOrderAndOnTheLinkAfterTheLaneBreaks()
+    {
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode host = await system.NodeAsync("host");
+        CspNode user = await system.NodeAsync("user", o => o.BulkLaneThreshold = 1024);
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync<byte[]>("from-arrays");
+        var output = (RemoteChannelOut<byte[]>)await user.GetOne2OneOutAsync<byte[]>("from-arrays");
+        const int Count = 2_000;
+        const int Broken = Count / 2;
+
+        // A synchronous write completes when the reader has the value: the lane sends it from the
+        // writer's own array, and nothing changes the array meanwhile. Half-way the lane breaks: the
+        // rest go on the link, encoded, each once.
+        Task writing = Task.Run(async () =>
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                if (i == Broken)
+                {
+                    output.Link.BreakLane();
+                }
+
+                await output.WriteAsync(Value(i));
+            }
+        });
+        for (int i = 0; i < Count; i++)
+        {
+            Assert.Equal(Value(i), await input.ReadAsync());
+        }
+
+        await writing;
+        Assert.Equal(1, await new Alternative([input, new Skip()]).PriSelectAsync()); // nothing more waits
+        Assert.Equal(Broken, output.Link.ArrayLaneWrites);
+        Assert.Equal(Broken, ((BulkLaneHost)host.Lanes!).BytesValuesReceived);
+
+        static byte[] Value(int index)
+        {
+            byte[] value = new byte[1023 + (index % 7 * 5_000)];
+            BitConverter.TryWriteBytes(value, index);
+            value[^1] = (byte)index;
+            return value;
+        }
+    }
+
     [LaneFact(Timeout = 60_000)]
     public async Task RawHello_ClientThatSaysLaneBytes_HomeAgreesOnlyThen()
     {

@@ -52,18 +52,21 @@ public sealed class TcpLaneTests : IDisposable
         Assert.True(((RemoteChannelOut<byte[]>)output).Link.HasLane);
     }
 
-    [LaneFact(Timeout = 60_000)]
-    public async Task Write_TlsLaneValuesAroundOneRecord_EachArrivesIntactInOrder()
+    [LaneTheory(Timeout = 60_000)]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Write_TlsLaneValuesAroundOneRecord_EachArrivesIntactInOrder(bool buffered)
     {
         // The header shares the first TLS record with the payload's first bytes: values that fit in
-        // that record, fill it exactly, or spill past it by a byte all come out whole.
+        // that record, fill it exactly, or spill past it by a byte all come out whole. Unbuffered,
+        // each write sends the value from its own array, after the header and the presence byte.
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode host = await system.NodeAsync("host", Sealed);
         CspNode user = await system.NodeAsync("user", o => { Sealed(o); o.LaneOverUnixSocket = false; o.BulkLaneThreshold = 1024; });
-        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("tls-record", new FifoBuffer<byte[]>(4));
+        AltingChannelIn<byte[]> input = await host.GetOne2OneInAsync("tls-record", buffered ? new FifoBuffer<byte[]>(4) : null);
         AltingChannelOut<byte[]> output = await user.GetOne2OneOutAsync<byte[]>("tls-record");
         const int Record = 16 << 10;
-        int[] sizes = [1024, Record - 12 - 2, Record - 12 - 1, Record - 12, Record, Record + 1, (2 * Record) - 12, 100_000];
+        int[] sizes = [1024, Record - 13 - 1, Record - 13, Record - 12 - 2, Record - 12 - 1, Record - 12, Record, Record + 1, (2 * Record) - 12, 100_000];
         var random = new Random(17);
         byte[][] values = [.. sizes.Select(size => { byte[] value = new byte[size]; random.NextBytes(value); return value; })];
 
@@ -83,6 +86,10 @@ public sealed class TcpLaneTests : IDisposable
         Assert.Equal(LaneKind.Tls, ((RemoteChannelOut<byte[]>)output).Link.LaneKind);
         Assert.True(((RemoteChannelOut<byte[]>)output).Link.HasLane);
         Assert.Equal(values.Length, ((BulkLaneHost)host.Lanes!).BytesValuesReceived); // each on the lane, received straight
+        if (!buffered)
+        {
+            Assert.Equal(values.Length, ((RemoteChannelOut<byte[]>)output).Link.ArrayLaneWrites);
+        }
     }
 
     [LaneFact(Timeout = 60_000)]

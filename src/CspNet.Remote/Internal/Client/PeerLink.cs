@@ -50,6 +50,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     private int _nextHandle;
     private volatile Exception? _failure;
     private volatile bool _homeTakesBatches; // the home's Hello said frame_batches
+    private long _arrayLaneWrites;
     private BulkLane? _lane; // set once, before the link is handed out: the home offered one and it opened
     private readonly ConcurrentDictionary<ulong, CreditedOnLane> _creditedOnLane = new(); // credited lane values the home has not yet answered
     private TaskCompletionSource? _creditedOnLaneAnswered; // set by a leaving link: done when the last of them is answered
@@ -271,6 +272,28 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// </summary>
     internal bool TrySendOnLane(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
         bytes.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane && lane.TrySend(opId, bytes, bytesValue);
+
+    /// <summary>Whether a <c>byte[]</c> value of <paramref name="length"/> bytes would go on the bulk lane now (its encoding adds the presence byte).</summary>
+    internal bool TakesBytesValueOnLane(int length) =>
+        length + 1L >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true };
+
+    /// <summary>
+    /// Queues a <c>byte[]</c> value on the bulk lane from its own array (no encode copy); false if
+    /// the lane cannot take it. The array must stay untouched until the home has answered.
+    /// </summary>
+    internal bool TrySendBytesValueOnLane(ulong opId, byte[] value)
+    {
+        if (!TakesBytesValueOnLane(value.Length) || _lane is not { } lane || !lane.TrySendBytesValue(opId, value))
+        {
+            return false;
+        }
+
+        Interlocked.Increment(ref _arrayLaneWrites);
+        return true;
+    }
+
+    /// <summary>How many values this link has sent on its bulk lane from their own arrays; for tests.</summary>
+    internal long ArrayLaneWrites => Interlocked.Read(ref _arrayLaneWrites);
 
     /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
     internal void BreakLane() => _lane?.Break();

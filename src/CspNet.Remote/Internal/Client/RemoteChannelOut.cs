@@ -115,7 +115,8 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return ValueTask.FromCanceled(cancellationToken);
         }
 
-        PooledValueBuffer bytes;
+        PooledValueBuffer? bytes = null;
+        byte[]? array = null;
         PendingOp op;
         Route at;
         CreditedRoute credited;
@@ -131,12 +132,17 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 throw new PoisonException(poisoned);
             }
 
-            bytes = Encode(value);
+            array = FromItsArray(value, credited);
+            if (array is null)
+            {
+                bytes = Encode(value);
+            }
+
             if (credited.Credits is { } credits)
             {
                 lock (credits.Gate)
                 {
-                    if (credits.TryTakeLocked())
+                    if (bytes is not null && credits.TryTakeLocked())
                     {
                         // Complete when handed to the link: no round trip to time.
                         credited.Route.Link.SendCredited(credited.Route.Handle, bytes, RemoteTracing.Traceparent(activity), _bytesValue);
@@ -145,12 +151,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                     }
 
                     credits.BeginPlainLocked();
-                    op = SendPlain(at = credited.Route, bytes, activity, _bytesValue);
+                    op = SendPlain(at = credited.Route, ref bytes, array, value, activity);
                 }
             }
             else
             {
-                op = SendPlain(at = credited.Route, bytes, activity, _bytesValue);
+                op = SendPlain(at = credited.Route, ref bytes, array, value, activity);
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
@@ -161,8 +167,21 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             return ValueTask.FromException(Named(e));
         }
 
-        return WaitForHomeAsync(at, op, bytes, activity, started, credited.Credits, cancellationToken);
+        return WaitForHomeAsync(at, op, bytes, array, value, activity, started, credited.Credits, cancellationToken);
     }
+
+    /// <summary>
+    /// A <c>byte[]</c> value that a plain write sends on the bulk lane from its own array, with no
+    /// copy into an encode buffer: the write waits for the home's answer, so nothing changes the
+    /// array while the lane reads it. Null: encode the value (another type, a value under the lane's
+    /// threshold or over the largest allowed, or a channel whose home grants credits, where writes
+    /// complete before the value is sent).
+    /// </summary>
+    private byte[]? FromItsArray(T value, CreditedRoute credited) =>
+        _bytesValue && value is byte[] array && array.Length < _maxValueSize
+            && credited.Credits is not { EverGranted: true } && credited.Route.Link.TakesBytesValueOnLane(array.Length)
+            ? array
+            : null;
 
     /// <summary>
     /// The route operations take now, with the credits its home grants this end: after a move, the
@@ -201,14 +220,34 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         }
     }
 
-    /// <summary>A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>), else in chunks on the link.</summary>
-    private static PendingOp SendPlain(Route at, PooledValueBuffer bytes, Activity? activity, bool bytesValue, bool linkOnly = false)
+    /// <summary>
+    /// A plain write: its bytes on the bulk lane if they go there (<see cref="PendingOp.ViaLane"/>),
+    /// from the value's own <paramref name="array"/> if it has one, else in chunks on the link
+    /// (encoded into <paramref name="bytes"/> first if they were not).
+    /// </summary>
+    private PendingOp SendPlain(Route at, ref PooledValueBuffer? bytes, byte[]? array, T value, Activity? activity, bool linkOnly = false)
     {
         PeerLink link = at.Link;
         uint handle = at.Handle;
+        bool fromArray = array is not null && !linkOnly && link.TakesBytesValueOnLane(array.Length);
+        if (!fromArray)
+        {
+            bytes ??= Encode(value);
+        }
+
         PendingOp op = link.Begin();
         string traceparent = RemoteTracing.Traceparent(activity);
-        if (!linkOnly && link.TrySendOnLane(op.Id, bytes.WrittenMemory, bytesValue))
+        if (fromArray && array is not null && link.TrySendBytesValueOnLane(op.Id, array))
+        {
+            op.ViaLane = true;
+            link.Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
+            return op;
+        }
+
+        // The lane failed since it was asked (or the value is not sent from its array): the link,
+        // or the lane from the encoded bytes. The size was checked, so encoding does not throw here.
+        bytes ??= Encode(value);
+        if (!linkOnly && link.TrySendOnLane(op.Id, bytes.WrittenMemory, _bytesValue))
         {
             op.ViaLane = true;
             link.Send(new ClientFrame { Write = new Write { Handle = handle, OpId = op.Id, Lane = true, Traceparent = traceparent } });
@@ -220,7 +259,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>A write without a credit: one round trip, exact under cancellation (see the class).</summary>
-    private async ValueTask WaitForHomeAsync(Route at, PendingOp op, PooledValueBuffer bytes, Activity? activity, long started, WriteCredits? counted, CancellationToken cancellationToken)
+    private async ValueTask WaitForHomeAsync(Route at, PendingOp op, PooledValueBuffer? bytes, byte[]? array, T value, Activity? activity, long started, WriteCredits? counted, CancellationToken cancellationToken)
     {
         Completion completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         for (int moves = 1; ; moves++)
@@ -229,7 +268,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
             {
                 // The lane failed before the home had the value, and the home wrote nothing: the value
                 // goes again, on the link, under a new op (link.proto, Write.lane). Exactly once.
-                op = SendPlain(at, bytes, activity, _bytesValue, linkOnly: true);
+                op = SendPlain(at, ref bytes, array, value, activity, linkOnly: true);
                 completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
             }
 
@@ -275,12 +314,12 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 lock (counted.Gate)
                 {
                     counted.BeginPlainLocked();
-                    op = SendPlain(at, bytes, activity, _bytesValue);
+                    op = SendPlain(at, ref bytes, array, value, activity);
                 }
             }
             else
             {
-                op = SendPlain(at, bytes, activity, _bytesValue);
+                op = SendPlain(at, ref bytes, array, value, activity);
             }
 
             completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
@@ -291,7 +330,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
         if (completion.Lost is null)
         {
             // The home answered, so it had every frame: nothing reads the buffer any more.
-            bytes.Return();
+            bytes?.Return();
         }
 
         try

@@ -56,7 +56,7 @@ internal sealed class BulkLane : IAsyncDisposable
 
     /// <summary>The socket under a lane without TLS: a header and its payload go out in one gathered send.</summary>
     private readonly Socket? _socket;
-    private readonly Channel<(ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue)> _queue = Channel.CreateUnbounded<(ulong, ReadOnlyMemory<byte>, bool)>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly Channel<LaneItem> _queue = Channel.CreateUnbounded<LaneItem>(new UnboundedChannelOptions { SingleReader = true });
     private readonly bool _homeTakesBytesValues;
     private readonly Task _writer;
     private volatile bool _failed;
@@ -216,38 +216,50 @@ internal sealed class BulkLane : IAsyncDisposable
     /// they are the built-in encoding of a <c>byte[]</c> (marked for a home that takes the mark).
     /// </summary>
     internal bool TrySend(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
-        !_failed && _queue.Writer.TryWrite((opId, bytes, bytesValue && _homeTakesBytesValues && !bytes.IsEmpty && bytes.Span[0] == Serialization.Presence.Present));
+        !_failed && _queue.Writer.TryWrite(new LaneItem(opId, bytes, bytesValue && _homeTakesBytesValues && !bytes.IsEmpty && bytes.Span[0] == Serialization.Presence.Present, PresencePrefix: false));
+
+    /// <summary>
+    /// Queues a <c>byte[]</c> value from the array itself, for op <paramref name="opId"/>: the lane
+    /// sends its encoding (the presence byte, then the array) with no copy into an encode buffer.
+    /// False if the lane has failed. The array must stay untouched until the home has answered.
+    /// </summary>
+    internal bool TrySendBytesValue(ulong opId, byte[] value) =>
+        !_failed && _queue.Writer.TryWrite(new LaneItem(opId, value, _homeTakesBytesValues, PresencePrefix: true));
 
     private async Task WriteLoopAsync()
     {
-        byte[] header = new byte[HeaderBytes];
+        // The header, then (for a value sent from its own array) the presence byte of its encoding.
+        byte[] header = new byte[HeaderBytes + 1];
+        header[HeaderBytes] = Serialization.Presence.Present;
         var gathered = new ArraySegment<byte>[2];
-        gathered[0] = header;
         byte[]? firstRecord = null;
         try
         {
-            ChannelReader<(ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue)> reader = _queue.Reader;
+            ChannelReader<LaneItem> reader = _queue.Reader;
             while (await reader.WaitToReadAsync().ConfigureAwait(false))
             {
-                while (reader.TryRead(out (ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue) item))
+                while (reader.TryRead(out LaneItem item))
                 {
+                    int headed = item.PresencePrefix ? HeaderBytes + 1 : HeaderBytes;
+                    uint length = (uint)(item.Bytes.Length + headed - HeaderBytes);
                     BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
-                    BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)item.Bytes.Length | (item.BytesValue ? BytesValueFlag : 0));
+                    BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), length | (item.BytesValue ? BytesValueFlag : 0));
                     if (_socket is not null && MemoryMarshal.TryGetArray(item.Bytes, out ArraySegment<byte> payload))
                     {
                         // One system call per value, and the home wakes once for header and bytes
                         // (two sends let it wake for the 12-byte header alone).
+                        gathered[0] = new ArraySegment<byte>(header, 0, headed);
                         gathered[1] = payload;
                         int sent = await _socket.SendAsync(gathered, SocketFlags.None).ConfigureAwait(false);
-                        if (sent < HeaderBytes)
+                        if (sent < headed)
                         {
-                            await _stream.WriteAsync(header.AsMemory(sent)).ConfigureAwait(false);
-                            sent = HeaderBytes;
+                            await _stream.WriteAsync(header.AsMemory(sent, headed - sent)).ConfigureAwait(false);
+                            sent = headed;
                         }
 
-                        if (sent - HeaderBytes < item.Bytes.Length)
+                        if (sent - headed < item.Bytes.Length)
                         {
-                            await _stream.WriteAsync(item.Bytes[(sent - HeaderBytes)..]).ConfigureAwait(false);
+                            await _stream.WriteAsync(item.Bytes[(sent - headed)..]).ConfigureAwait(false);
                         }
                     }
                     else
@@ -255,10 +267,10 @@ internal sealed class BulkLane : IAsyncDisposable
                         // TLS: the header and the payload's first bytes in one record (the header
                         // alone would cost a record, and the home a wake-up, of its own).
                         firstRecord ??= new byte[TlsRecordBytes];
-                        header.CopyTo(firstRecord, 0);
-                        int first = Math.Min(item.Bytes.Length, TlsRecordBytes - HeaderBytes);
-                        item.Bytes.Span[..first].CopyTo(firstRecord.AsSpan(HeaderBytes));
-                        await _stream.WriteAsync(firstRecord.AsMemory(0, HeaderBytes + first)).ConfigureAwait(false);
+                        header.AsSpan(0, headed).CopyTo(firstRecord);
+                        int first = Math.Min(item.Bytes.Length, TlsRecordBytes - headed);
+                        item.Bytes.Span[..first].CopyTo(firstRecord.AsSpan(headed));
+                        await _stream.WriteAsync(firstRecord.AsMemory(0, headed + first)).ConfigureAwait(false);
                         if (first < item.Bytes.Length)
                         {
                             await _stream.WriteAsync(item.Bytes[first..]).ConfigureAwait(false);
@@ -292,6 +304,13 @@ internal sealed class BulkLane : IAsyncDisposable
         await _writer.ConfigureAwait(false);
     }
 }
+
+/// <summary>
+/// A value queued on a lane: its bytes, whether the home may receive it straight into a
+/// <c>byte[]</c> (the header's mark), and whether the bytes are a <c>byte[]</c> value's own array,
+/// sent after its encoding's presence byte.
+/// </summary>
+internal readonly record struct LaneItem(ulong OpId, ReadOnlyMemory<byte> Bytes, bool BytesValue, bool PresencePrefix);
 
 /// <summary>How a bulk lane travels.</summary>
 internal enum LaneKind
