@@ -69,6 +69,7 @@ public sealed partial class CspNode
         link.Send(new ClientFrame { BecomeHome = new BecomeHome { Name = name, OpId = op.Id } });
         Completion answer = await link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         answer.ThrowIfFailed($"Becoming the home of '{name}'", cancellationToken);
+        link.ConfirmTake(name); // the old home moved the name here before it answered
     }
 
     /// <summary>The constructs this program hosts now, by name (for diagnostics and tests).</summary>

@@ -8,6 +8,7 @@ using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Hosting;
 using CspNet.Remote.Internal.Naming;
 using CspNet.Remote.NameServer;
+using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote;
 
@@ -143,6 +144,55 @@ public sealed partial class CspNode
     }
 
     /// <summary>
+    /// A channel this program took whose old home could not say it moved the name (its link failed
+    /// first, or it gave up and poisoned the channel): kept if the NameServer names this program,
+    /// else dropped and poisoned, so that no copy stays here that the name does not lead to (this
+    /// program's own getters would hand it out). An unreachable NameServer keeps it.
+    /// </summary>
+    private async Task SettleTakeAsync(string name)
+    {
+        if (_names is not { } names || !_runtime.Homes.TryGetValue(name, out Home? home))
+        {
+            return;
+        }
+
+        using var bound = new CancellationTokenSource(_runtime.Options.PeerTimeout);
+        try
+        {
+            NameRecord record = await names.ResolveRecordAsync(name, bound.Token).ConfigureAwait(false);
+            if (record.Port == Port && string.Equals(record.Host, _advertisedHost, StringComparison.OrdinalIgnoreCase))
+            {
+                return; // the move completed before the old home was lost
+            }
+        }
+        catch (OperationCanceledException) when (bound.IsCancellationRequested)
+        {
+            // No program registered it within the bound: not this program's either.
+        }
+#pragma warning disable CA1031 // Cannot tell: keep the channel rather than drop one the name may lead to.
+        catch (Exception e)
+#pragma warning restore CA1031
+        {
+            TakeLog.Unsettled(_runtime.Logger, name, e.Message);
+            return;
+        }
+
+        _runtime.Homes.Remove(home);
+        home.PoisonAsMoved($"'{name}' did not move to {ProgramLabel}: its old home was lost, or gave up on the move, before it moved the name. Get the channel again by name.");
+        try
+        {
+            await names.UnregisterAsync(name, bound.Token).ConfigureAwait(false);
+        }
+#pragma warning disable CA1031 // Only forgets the adopted name; the NameServer never named this program.
+        catch (Exception)
+#pragma warning restore CA1031
+        {
+        }
+
+        TakeLog.Dropped(_runtime.Logger, name);
+    }
+
+    /// <summary>
     /// Hands every channel this program hosts that can move, and that other programs hold ends of,
     /// to one of those programs; the others stay and are lost with this program, as before.
     /// </summary>
@@ -163,5 +213,14 @@ public sealed partial class CspNode
         }
 
         await Task.WhenAll(moves).ConfigureAwait(false);
+    }
+
+    private static partial class TakeLog
+    {
+        [LoggerMessage(1, LogLevel.Warning, "The channel '{Name}' taken from a home that could not confirm its move was dropped: the NameServer names another program.")]
+        internal static partial void Dropped(ILogger logger, string name);
+
+        [LoggerMessage(2, LogLevel.Warning, "Could not settle the channel '{Name}' taken from a home that could not confirm its move; it stays here: {Reason}")]
+        internal static partial void Unsettled(ILogger logger, string name, string reason);
     }
 }

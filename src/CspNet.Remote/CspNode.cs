@@ -49,6 +49,7 @@ public sealed partial class CspNode : IAsyncDisposable
         if (names is not null)
         {
             runtime.TakeHome = TakeHomeAsync;
+            runtime.SettleTake = SettleTakeAsync;
             runtime.GiveHome = GiveHomeAsync;
             names.NameLost += (name, detail) => NameLost?.Invoke(this, new NameLostEventArgs(name, detail));
         }

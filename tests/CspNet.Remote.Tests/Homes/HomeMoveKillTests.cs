@@ -50,7 +50,7 @@ public sealed class HomeMoveKillTests
     }
 
     [Fact(Timeout = 120_000)]
-    public async Task BecomeHome_OldHomeKilledAfterItOffered_CallFailsWithPeerLostWithinTheBound()
+    public async Task BecomeHome_OldHomeKilledAfterItOffered_CallFailsWithPeerLostAndTheTakerKeepsNoCopy()
     {
         const string Name = "killed-home";
         await using TestSystem system = await TestSystem.StartAsync();
@@ -60,11 +60,13 @@ public sealed class HomeMoveKillTests
         AltingChannelIn<int> input = await node.GetAny2AnyInAsync<int>(Name);
         var offered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var taking = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var settled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         HandoverValues.DelayedTakeForTests[Name] = () =>
         {
             offered.TrySetResult();
             return taking.Task;
         };
+        PeerLink.TakeSettledForTests[Name] = () => settled.TrySetResult();
         try
         {
             Task becoming = node.BecomeHomeAsync(Name);
@@ -74,11 +76,17 @@ public sealed class HomeMoveKillTests
 
             PeerLostException lost = await Assert.ThrowsAsync<PeerLostException>(() => becoming).WaitAsync(Bound);
             Assert.Contains($"'{Name}'", lost.Message, StringComparison.Ordinal);
+
+            // The taker installed the channel after its old home died, which therefore never moved
+            // the name: the taker drops its copy, so that its own getters do not hand it out.
+            await settled.Task.WaitAsync(Bound);
+            Assert.False(node.HostedHomes.TryGetValue(Name, out _), "The taker kept a copy of a channel whose name never moved to it.");
         }
         finally
         {
             taking.TrySetResult();
             HandoverValues.DelayedTakeForTests.TryRemove(Name, out _);
+            PeerLink.TakeSettledForTests.TryRemove(Name, out _);
         }
 
         // The name never moved: the end's next operation fails as on any lost home, it does not hang.

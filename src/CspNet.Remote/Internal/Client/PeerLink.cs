@@ -94,6 +94,24 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// </summary>
     internal string? HomeLeft(string name) => _homesLeft.TryGetValue(name, out string? poison) ? poison : null;
 
+    /// <summary>
+    /// Homes this program took over this link whose old home has not confirmed the move yet:
+    /// true once it did (it moved the name), false if it cannot any more.
+    /// </summary>
+    private readonly ConcurrentDictionary<string, TaskCompletionSource<bool>> _takesUnconfirmed = new(StringComparer.Ordinal);
+
+    /// <summary>The old home moved the name of the channel this program took (its BecomeHome answer said so).</summary>
+    internal void ConfirmTake(string name)
+    {
+        if (_takesUnconfirmed.TryRemove(name, out TaskCompletionSource<bool>? take))
+        {
+            take.TrySetResult(true);
+        }
+    }
+
+    /// <summary>Tests only, by channel name: called when this link has settled a take (the channel kept or dropped).</summary>
+    internal static ConcurrentDictionary<string, Action> TakeSettledForTests { get; } = new(StringComparer.Ordinal);
+
     /// <summary>Why the link failed (what its operations were told), or null while it works.</summary>
     internal Exception? Failure => _failure;
 
@@ -511,6 +529,13 @@ internal sealed partial class PeerLink : IAsyncDisposable
                     _homesLeft[frame.HomeLeft.Name] = frame.HomeLeft.Poison;
                 }
 
+                if (_takesUnconfirmed.TryRemove(frame.HomeLeft.Name, out TaskCompletionSource<bool>? taken))
+                {
+                    // Moved (empty poison): the name is this program's. Poisoned: the old home gave
+                    // up on the move after this program took it.
+                    taken.TrySetResult(frame.HomeLeft.Poison.Length == 0);
+                }
+
                 break;
             case HomeFrame.BodyOneofCase.Handover:
                 // Everything came: the leaving home's bound now covers taking the home here.
@@ -589,7 +614,32 @@ internal sealed partial class PeerLink : IAsyncDisposable
             answer.Message = e.Message;
         }
 
+        if (answer.Status != 0)
+        {
+            Send(new ClientFrame { Taken = answer });
+            return;
+        }
+
+        // Installed here: the old home now moves the name, and says so (HomeLeft, or the BecomeHome
+        // answer). If it cannot any more (its link fails first), the channel is settled by asking
+        // the NameServer, so that this program does not keep a copy the name does not lead to.
+        var confirmation = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        _takesUnconfirmed[handover.Name] = confirmation;
         Send(new ClientFrame { Taken = answer });
+        if (_failure is not null && _takesUnconfirmed.TryRemove(handover.Name, out _))
+        {
+            confirmation.TrySetResult(false);
+        }
+
+        if (!await confirmation.Task.ConfigureAwait(false) && _node.SettleTake is { } settle)
+        {
+            await settle(handover.Name).ConfigureAwait(false);
+        }
+
+        if (TakeSettledForTests.TryGetValue(handover.Name, out Action? settled))
+        {
+            settled();
+        }
     }
 
     /// <summary>The buffered values of offered homes held so far (link.proto, HandoverValue); the link's reading loop only.</summary>
@@ -649,6 +699,14 @@ internal sealed partial class PeerLink : IAsyncDisposable
         foreach (ulong id in _creditedOnLane.Keys)
         {
             ForgetCreditedOnLane(id);
+        }
+
+        foreach (string name in _takesUnconfirmed.Keys)
+        {
+            if (_takesUnconfirmed.TryRemove(name, out TaskCompletionSource<bool>? take))
+            {
+                take.TrySetResult(false);
+            }
         }
 
         _out.Writer.TryComplete();

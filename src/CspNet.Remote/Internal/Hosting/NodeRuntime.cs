@@ -35,6 +35,13 @@ internal sealed class NodeRuntime : IHomeNode
     /// <summary>Installs a channel a leaving home hands to this program (set by the node once it has a NameServer).</summary>
     public Func<Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome { get; set; }
 
+    /// <summary>
+    /// Settles a channel this program took whose old home could not confirm the move (its link
+    /// failed first, or it left poisoned): keeps it if the NameServer names this program, else
+    /// drops it (set by the node once it has a NameServer).
+    /// </summary>
+    public Func<string, System.Threading.Tasks.Task>? SettleTake { get; set; }
+
     /// <summary>Hands a channel hosted here to the program that asked for it (set by the node once it has a NameServer).</summary>
     public Func<Home, HomeSession, System.Threading.CancellationToken, System.Threading.Tasks.Task>? GiveHome { get; set; }
 }

@@ -26,4 +26,10 @@ internal interface ILinkNode
     /// NameServer knows this program by; null when this program takes none.
     /// </summary>
     System.Func<CspNet.Remote.Protocol.Handover, System.Collections.Generic.IReadOnlyList<byte[]>, System.Threading.Tasks.Task<string>>? TakeHome => null;
+
+    /// <summary>
+    /// Settles a channel this program took whose old home could not confirm that it moved the name:
+    /// kept if the NameServer names this program, else dropped; null when this program takes none.
+    /// </summary>
+    System.Func<string, System.Threading.Tasks.Task>? SettleTake => null;
 }
