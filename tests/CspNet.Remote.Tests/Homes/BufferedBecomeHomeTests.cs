@@ -235,6 +235,9 @@ public sealed class BufferedBecomeHomeTests
         await writing;
     }
 
+    /// <summary>The home's PeerTimeout in the tests that freeze a writer with SIGSTOP.</summary>
+    private static readonly TimeSpan FrozenBound = TimeSpan.FromSeconds(15);
+
     [Fact(Timeout = 120_000)]
     public async Task BecomeHomeAsync_CancelledWhileTheHomeQuiesces_NothingMovesAndEveryValueIsReadOnceInOrder()
     {
@@ -244,7 +247,10 @@ public sealed class BufferedBecomeHomeTests
         }
 
         await using TestSystem system = await TestSystem.StartAsync();
-        CspNode home = await system.NodeAsync("home");
+        // A frozen program, resumed on a loaded machine, may take seconds to answer: the
+        // home's bound (its PeerTimeout) leaves room for that, so that only the test's own
+        // cancellation ends the first move and the second waits for a late answer.
+        CspNode home = await system.NodeAsync("home", o => o.PeerTimeout = FrozenBound);
         AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("held", new FifoBuffer<int>(16));
         CspNode asker = await system.NodeAsync("asker");
         _ = await asker.GetAny2AnyInAsync<int>("held");
@@ -295,7 +301,10 @@ public sealed class BufferedBecomeHomeTests
 
         const int Before = 5;
         await using TestSystem system = await TestSystem.StartAsync();
-        CspNode home = await system.NodeAsync("home");
+        // A frozen program, resumed on a loaded machine, may take seconds to answer: the
+        // home's bound (its PeerTimeout) leaves room for that, so that only the test's own
+        // cancellation ends the first move and the second waits for a late answer.
+        CspNode home = await system.NodeAsync("home", o => o.PeerTimeout = FrozenBound);
         AltingChannelIn<int> atHome = await home.GetAny2AnyInAsync("again", new FifoBuffer<int>(16));
         CspNode asker = await system.NodeAsync("asker");
         _ = await asker.GetAny2AnyOutAsync<int>("again");

@@ -1106,27 +1106,28 @@ internal sealed partial class HomeSession
     /// </summary>
     internal async Task<bool> StopCreditsAsync(HomeEnd end, TimeSpan bound)
     {
-        var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         uint handle = end.Handle;
-        if (!_creditStops.TryAdd(handle, stopped))
-        {
-            return false;
-        }
+        var asking = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
 
+        // A stop still unanswered (a move that was cancelled or gave up while the client was slow)
+        // is joined rather than asked again: its answer comes behind every credited Write sent
+        // before it, and the client spends no credit after it, so it serves this move as well.
+        TaskCompletionSource stopped = _creditStops.GetOrAdd(handle, asking);
         try
         {
             using CancellationTokenRegistration closed = _closed.Register(static s => ((TaskCompletionSource)s!).TrySetResult(), stopped);
-            Send(new HomeFrame { StopCredits = new StopCredits { Handle = handle } });
+            if (ReferenceEquals(stopped, asking))
+            {
+                Send(new HomeFrame { StopCredits = new StopCredits { Handle = handle } });
+            }
+
+            // Left pending past the bound: its late answer (which removes it) settles a later move's wait.
             await stopped.Task.WaitAsync(bound).ConfigureAwait(false);
             return true;
         }
         catch (Exception e) when (e is TimeoutException or ObjectDisposedException)
         {
             return e is ObjectDisposedException; // the stream ended: its end's credits closed with it
-        }
-        finally
-        {
-            _creditStops.TryRemove(handle, out _);
         }
     }
 
