@@ -37,7 +37,9 @@ public sealed partial class CspNode
     /// stays its creator's. A buffer of your own <see cref="IBuffer{T}"/>, a One2One and an Any2One
     /// stay with their home. Operations on the channel pause during the move (a few round trips); a selection waiting on an end at the old home scans again and waits at the
     /// new one. Ends that began an operation before the move follow it at most
-    /// <c>8</c> times per operation. Not for a channel created with <c>local: true</c>.
+    /// <c>8</c> times per operation. Not for a channel created with <c>local: true</c>. This
+    /// program's ends got before the move stay remote ends, reaching the channel here over a link to
+    /// this program: get them again from the getters for local ends.
     /// </remarks>
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty.</exception>
     /// <exception cref="InvalidOperationException">This program holds no end of an Any2Any or One2Any channel of that name, or is stand-alone; or the home refused (the message says why: another move under way, the channel's kind or buffer, a writer that did not confirm it stopped spending credits).</exception>
