@@ -266,16 +266,18 @@ public sealed class BufferedBecomeHomeTests
         using var cancel = new CancellationTokenSource();
         Signal("STOP", writer.Id);
         Task moving;
+        Task began = MoveBegins("held");
         try
         {
             moving = asker.BecomeHomeAsync("held", cancel.Token);
-            await WhenMovingAsync(hosted);
+            await began.WaitAsync(TimeSpan.FromSeconds(30));
             await cancel.CancelAsync();
             await Assert.ThrowsAnyAsync<OperationCanceledException>(() => moving);
         }
         finally
         {
             Signal("CONT", writer.Id);
+            HomeMover.MoveBeganForTests.TryRemove("held", out _);
         }
 
         // Nothing moved: the home holds the channel, and the writer's values come on here, each once, in order.
@@ -317,19 +319,21 @@ public sealed class BufferedBecomeHomeTests
 
         // This read waits at the home's core through a move that is cancelled before the home's ends stop.
         Task<int> waiting = atHome.ReadAsync().AsTask();
-        Home hosted = home.HostedHomes.TryGetValue("again", out Home? found) ? found! : throw new InvalidOperationException("not hosted");
+        Assert.True(HostsHere(home, "again"));
         using var cancel = new CancellationTokenSource();
         Signal("STOP", writer.Id);
+        Task began = MoveBegins("again");
         try
         {
             Task moving = asker.BecomeHomeAsync("again", cancel.Token);
-            await WhenMovingAsync(hosted);
+            await began.WaitAsync(TimeSpan.FromSeconds(30));
             await cancel.CancelAsync();
             await Assert.ThrowsAnyAsync<OperationCanceledException>(() => moving);
         }
         finally
         {
             Signal("CONT", writer.Id);
+            HomeMover.MoveBeganForTests.TryRemove("again", out _);
         }
 
         // The next move stops that read too, and it takes the writer's next value at the new home.
@@ -345,14 +349,12 @@ public sealed class BufferedBecomeHomeTests
         await writer.WaitForAsync($"done wrote {CountText}");
     }
 
-    /// <summary>Completes once the home has begun to move (its quiesce is under way).</summary>
-    private static async Task WhenMovingAsync(Home home)
+    /// <summary>Completes once a live move of the home of <paramref name="name"/> has begun (its quiesce is under way).</summary>
+    private static Task MoveBegins(string name)
     {
-        using var bound = new CancellationTokenSource(TimeSpan.FromSeconds(30));
-        while (home.Move is null)
-        {
-            await Task.Delay(5, bound.Token);
-        }
+        var began = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        HomeMover.MoveBeganForTests[name] = () => began.TrySetResult();
+        return began.Task;
     }
 
     private static async Task<List<int>> ReadUntilPoisonAsync(AltingChannelIn<int> input)

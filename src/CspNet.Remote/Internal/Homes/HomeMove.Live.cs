@@ -12,6 +12,9 @@ namespace CspNet.Remote.Internal.Homes;
 // home for it (link.proto, BecomeHome), and the home hands it over while it goes on running.
 internal static partial class HomeMover
 {
+    /// <summary>Tests only, by channel name: called when a live move of that home has begun (its quiesce starts).</summary>
+    internal static System.Collections.Concurrent.ConcurrentDictionary<string, Action> MoveBeganForTests { get; } = new(StringComparer.Ordinal);
+
     /// <summary>
     /// Hands <paramref name="home"/> to the program at the other end of <paramref name="taker"/>:
     /// quiesce, offer to it alone, move the name, switch this program's own ends to the new home,
@@ -36,6 +39,11 @@ internal static partial class HomeMover
         cancellationToken.ThrowIfCancellationRequested();
         TimeSpan bound = node.Options.PeerTimeout;
         HomeMove move = home.TryBeginMove() ?? throw new InvalidOperationException($"The home of '{home.Name}' is moving already.");
+        if (MoveBeganForTests.TryGetValue(home.Name, out Action? began))
+        {
+            began();
+        }
+
         bool moved = false;
         bool stopped = false; // this program's own ends were stopped at the core
         try
