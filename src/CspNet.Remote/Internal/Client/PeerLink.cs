@@ -194,35 +194,62 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// <summary>
     /// Sends a write that spends a credit: no answer comes. <paramref name="bytes"/> goes back to the
     /// pool once the pump has written the Write frame (after its chunks), which is when gRPC has
-    /// copied the last of it.
+    /// copied the last of it. A value queued on the lane is sent by <see cref="SendQueuedOnLane"/>.
     /// </summary>
     internal void SendCredited(uint handle, PooledValueBuffer bytes, string traceparent, bool bytesValue = false)
     {
         ThrowIfFailed();
-        if (bytes.WrittenMemory.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane)
+        if (bytes.WrittenMemory.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane
+            && TrySendCreditedOnLane(new CreditedOnLane(handle, bytes, null, traceparent), lane, (bytes.WrittenMemory, bytesValue), static (lane, id, value) => lane.TrySend(id, value.WrittenMemory, value.bytesValue)))
         {
-            // The home answers a credited lane value (OK once placed, alone or in a LanePlaced
-            // frame): the bytes are kept until then. Registered before anything is sent, so that
-            // the answer always finds it.
-            ulong id = (ulong)Interlocked.Increment(ref _nextOp);
-            _creditedOnLane[id] = new CreditedOnLane(handle, bytes, traceparent);
-            if (lane.TrySend(id, bytes.WrittenMemory, bytesValue))
-            {
-                Send(new ClientFrame { Write = new Write { Handle = handle, OpId = id, Credited = true, Lane = true, Traceparent = traceparent } });
-                Interlocked.Increment(ref _creditedLaneWrites);
-                if (_failure is not null)
-                {
-                    // Registered after the loss swept the table: the link is gone, so is the answer.
-                    ForgetCreditedOnLane(id);
-                }
-
-                return;
-            }
-
-            _creditedOnLane.TryRemove(id, out _);
+            return;
         }
 
         SendCreditedOnLink((ulong)Interlocked.Increment(ref _nextOp), handle, bytes, traceparent);
+    }
+
+    /// <summary>
+    /// Sends a credited write of a <c>byte[]</c> value on the bulk lane from the value's own array
+    /// (no encode copy); false if it does not go on the lane (the caller encodes it and uses
+    /// <see cref="SendCredited"/>). The write completes before the value is sent: the array is not
+    /// to change after it was written (as with a local channel, whose reader gets the array itself).
+    /// If the lane does not bring it, the array is encoded then and the value sent on the link.
+    /// </summary>
+    internal bool TrySendCreditedBytesValue(uint handle, byte[] value, string traceparent)
+    {
+        ThrowIfFailed();
+        if (!TakesBytesValueOnLane(value.Length) || _lane is not { } lane
+            || !TrySendCreditedOnLane(new CreditedOnLane(handle, null, value, traceparent), lane, value, static (lane, id, array) => lane.TrySendBytesValue(id, array)))
+        {
+            return false;
+        }
+
+        Interlocked.Increment(ref _arrayLaneWrites);
+        return true;
+    }
+
+    private bool TrySendCreditedOnLane<TValue>(CreditedOnLane sent, BulkLane lane, TValue value, Func<BulkLane, ulong, TValue, bool> queue)
+    {
+        // The home answers a credited lane value (OK once placed, alone or in a LanePlaced
+        // frame): the bytes are kept until then. Registered before anything is sent, so that
+        // the answer always finds it.
+        ulong id = (ulong)Interlocked.Increment(ref _nextOp);
+        _creditedOnLane[id] = sent;
+        if (!queue(lane, id, value))
+        {
+            _creditedOnLane.TryRemove(id, out _);
+            return false;
+        }
+
+        Send(new ClientFrame { Write = new Write { Handle = sent.Handle, OpId = id, Credited = true, Lane = true, Traceparent = sent.Traceparent } });
+        Interlocked.Increment(ref _creditedLaneWrites);
+        if (_failure is not null)
+        {
+            // Registered after the loss swept the table: the link is gone, so is the answer.
+            ForgetCreditedOnLane(id);
+        }
+
+        return true;
     }
 
     private void SendCreditedOnLink(ulong id, uint handle, PooledValueBuffer bytes, string traceparent)
@@ -251,11 +278,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
 
         if (completed is { Outcome: Outcome.Error, Status: (int)StatusCode.Aborted })
         {
-            SendCreditedOnLink(id, sent.Handle, sent.Bytes, sent.Traceparent);
+            // A value sent from its own array is encoded only now (the array itself never goes to a pool).
+            SendCreditedOnLink(id, sent.Handle, sent.Bytes ?? ValueEncoder.EncodeBytesValue(sent.Array!), sent.Traceparent);
         }
         else
         {
-            sent.Bytes.Return();
+            sent.Bytes?.Return();
         }
 
         AnsweredCreditedOnLane();
@@ -280,13 +308,16 @@ internal sealed partial class PeerLink : IAsyncDisposable
         }
     }
 
-    /// <summary>A credited value sent on the lane, kept until the home answers it.</summary>
-    private readonly record struct CreditedOnLane(uint Handle, PooledValueBuffer Bytes, string Traceparent);
+    /// <summary>
+    /// A credited value sent on the lane, kept until the home answers it: its encoded
+    /// <paramref name="Bytes"/>, or the <c>byte[]</c> value's own <paramref name="Array"/>.
+    /// </summary>
+    private readonly record struct CreditedOnLane(uint Handle, PooledValueBuffer? Bytes, byte[]? Array, string Traceparent);
 
     /// <summary>
     /// Sends the bytes of plain write <paramref name="opId"/> on the bulk lane when they are large
     /// enough and the lane is up; false leaves them to the link. The bytes must stay untouched
-    /// until the home answers the operation.
+    /// until the home answers the operation. Queued: <see cref="SendQueuedOnLane"/> sends them.
     /// </summary>
     internal bool TrySendOnLane(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
         bytes.Length >= _node.Options.BulkLaneThreshold && _lane is { IsUsable: true } lane && lane.TrySend(opId, bytes, bytesValue);
@@ -298,6 +329,7 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// <summary>
     /// Queues a <c>byte[]</c> value on the bulk lane from its own array (no encode copy); false if
     /// the lane cannot take it. The array must stay untouched until the home has answered.
+    /// Queued: <see cref="SendQueuedOnLane"/> sends it.
     /// </summary>
     internal bool TrySendBytesValueOnLane(ulong opId, byte[] value)
     {
@@ -309,6 +341,12 @@ internal sealed partial class PeerLink : IAsyncDisposable
         Interlocked.Increment(ref _arrayLaneWrites);
         return true;
     }
+
+    /// <summary>
+    /// Sends what the calling writer queued on the bulk lane (on its own thread when the lane is
+    /// idle): called after the value's Write frame was queued, outside the end's credit gate.
+    /// </summary>
+    internal void SendQueuedOnLane() => _lane?.SendQueued();
 
     /// <summary>How many values this link has sent on its bulk lane from their own arrays; for tests.</summary>
     internal long ArrayLaneWrites => Interlocked.Read(ref _arrayLaneWrites);

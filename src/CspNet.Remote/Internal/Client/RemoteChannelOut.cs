@@ -138,25 +138,44 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 bytes = Encode(value);
             }
 
+            PeerLink link = credited.Route.Link;
             if (credited.Credits is { } credits)
             {
+                PendingOp? plain = null;
                 lock (credits.Gate)
                 {
-                    if (bytes is not null && credits.TryTakeLocked())
+                    if (credits.TryTakeLocked())
                     {
-                        // Complete when handed to the link: no round trip to time.
-                        credited.Route.Link.SendCredited(credited.Route.Handle, bytes, RemoteTracing.Traceparent(activity), _bytesValue);
-                        activity?.Stop();
-                        return default;
+                        // Complete when handed to the link: no round trip to time. A byte[] goes
+                        // from its own array when the lane takes it (the writer no longer changes it).
+                        string traceparent = RemoteTracing.Traceparent(activity);
+                        if (array is null || !link.TrySendCreditedBytesValue(credited.Route.Handle, array, traceparent))
+                        {
+                            link.SendCredited(credited.Route.Handle, bytes ?? Encode(value), traceparent, _bytesValue);
+                        }
                     }
-
-                    credits.BeginPlainLocked();
-                    op = SendPlain(at = credited.Route, ref bytes, array, value, activity);
+                    else
+                    {
+                        credits.BeginPlainLocked();
+                        plain = SendPlain(credited.Route, ref bytes, array, value, activity);
+                    }
                 }
+
+                // Outside the gate: the lane's send may run on this thread.
+                link.SendQueuedOnLane();
+                if (plain is null)
+                {
+                    activity?.Stop();
+                    return default;
+                }
+
+                op = plain;
+                at = credited.Route;
             }
             else
             {
                 op = SendPlain(at = credited.Route, ref bytes, array, value, activity);
+                link.SendQueuedOnLane();
             }
         }
 #pragma warning disable CA1031 // Not swallowed: it faults the returned ValueTask, as an async method would.
@@ -171,15 +190,14 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
     }
 
     /// <summary>
-    /// A <c>byte[]</c> value that a plain write sends on the bulk lane from its own array, with no
-    /// copy into an encode buffer: the write waits for the home's answer, so nothing changes the
-    /// array while the lane reads it. Null: encode the value (another type, a value under the lane's
-    /// threshold or over the largest allowed, or a channel whose home grants credits, where writes
-    /// complete before the value is sent).
+    /// A <c>byte[]</c> value that a write sends on the bulk lane from its own array, with no copy
+    /// into an encode buffer. A plain write waits for the home's answer; a credited write completes
+    /// before the lane has read the array, so the writer must not change an array it wrote (as with a
+    /// local channel, whose reader gets the array itself). Null: encode the value (another type, or
+    /// a value under the lane's threshold or over the largest allowed).
     /// </summary>
     private byte[]? FromItsArray(T value, CreditedRoute credited) =>
-        _bytesValue && value is byte[] array && array.Length < _maxValueSize
-            && credited.Credits is not { EverGranted: true } && credited.Route.Link.TakesBytesValueOnLane(array.Length)
+        _bytesValue && value is byte[] array && array.Length < _maxValueSize && credited.Route.Link.TakesBytesValueOnLane(array.Length)
             ? array
             : null;
 
@@ -322,6 +340,7 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 op = SendPlain(at, ref bytes, array, value, activity);
             }
 
+            at.Link.SendQueuedOnLane();
             completion = await at.Link.AwaitAsync(op, cancellationToken).ConfigureAwait(false);
         }
 
@@ -531,6 +550,8 @@ internal sealed class RemoteChannelOut<T> : AltingChannelOut<T>, IDetachableEnd
                 credited.Route.Link.SendCredited(credited.Route.Handle, bytes, traceparent: string.Empty, _bytesValue);
                 credits.OfferSentLocked();
             }
+
+            credited.Route.Link.SendQueuedOnLane();
         }
         else if (_reservation is { } op)
         {

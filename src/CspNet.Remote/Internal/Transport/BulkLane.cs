@@ -1,11 +1,11 @@
 using System;
 using System.Buffers.Binary;
+using System.Collections.Generic;
 using System.IO;
 using System.Net.Security;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 using System.Threading;
-using System.Threading.Channels;
 using System.Threading.Tasks;
 using CspNet.Remote.Protocol;
 
@@ -22,7 +22,9 @@ namespace CspNet.Remote.Internal.Transport;
 /// value a header (op_id, little-endian uint64; length, little-endian uint32, its top bit
 /// <see cref="BytesValueFlag"/>) and the bytes. The
 /// lane carries only bytes: every answer comes on the link, one per operation. Payloads go out one
-/// at a time, in the order sent, from one writer. A lane that fails once stays failed: the payloads
+/// at a time, in the order queued, from one sender at a time: the writer that queued a value sends
+/// it on its own thread when the lane is idle and the kernel takes it at once; a loop on the
+/// ThreadPool sends the rest. A lane that fails once stays failed: the payloads
 /// queued on it, and every later value, are the link's (the home answers ABORTED for a payload it
 /// did not get, and the writer sends the value again on the link).
 /// </remarks>
@@ -56,10 +58,21 @@ internal sealed class BulkLane : IAsyncDisposable
 
     /// <summary>The socket under a lane without TLS: a header and its payload go out in one gathered send.</summary>
     private readonly Socket? _socket;
-    private readonly Channel<LaneItem> _queue = Channel.CreateUnbounded<LaneItem>(new UnboundedChannelOptions { SingleReader = true });
     private readonly bool _homeTakesBytesValues;
-    private readonly Task _writer;
+
+    // Values wait in _pending, in the order queued, for the one sender of the moment (_sending):
+    // a writer sending inline, or the loop that sends what came meanwhile.
+    private readonly Lock _gate = new();
+    private readonly Queue<LaneItem> _pending = new();
+    private bool _sending;
     private volatile bool _failed;
+    private Task _sender = Task.CompletedTask; // the latest loop, awaited when the lane is disposed
+
+    // The sender's own: the header, then (for a value sent from its own array) the presence byte of
+    // its encoding; the gathered send's segments; the TLS lane's first record.
+    private readonly byte[] _header = CreateHeader();
+    private readonly ArraySegment<byte>[] _gathered = new ArraySegment<byte>[2];
+    private byte[]? _firstRecord;
 
     private BulkLane(Stream stream, LaneKind kind, bool homeTakesBytesValues)
     {
@@ -67,7 +80,13 @@ internal sealed class BulkLane : IAsyncDisposable
         _homeTakesBytesValues = homeTakesBytesValues;
         _socket = (stream as NetworkStream)?.Socket;
         Kind = kind;
-        _writer = WriteLoopAsync();
+    }
+
+    private static byte[] CreateHeader()
+    {
+        byte[] header = new byte[HeaderBytes + 1];
+        header[HeaderBytes] = Serialization.Presence.Present;
+        return header;
     }
 
     /// <summary>False once the lane failed: the caller sends on the link.</summary>
@@ -214,94 +233,170 @@ internal sealed class BulkLane : IAsyncDisposable
     /// Queues a value's bytes for op <paramref name="opId"/>; false if the lane has failed. The bytes
     /// must stay untouched until the home has answered the operation. <paramref name="bytesValue"/>:
     /// they are the built-in encoding of a <c>byte[]</c> (marked for a home that takes the mark).
+    /// The caller then sends what it queued with <see cref="SendQueued"/>.
     /// </summary>
     internal bool TrySend(ulong opId, ReadOnlyMemory<byte> bytes, bool bytesValue = false) =>
-        !_failed && _queue.Writer.TryWrite(new LaneItem(opId, bytes, bytesValue && _homeTakesBytesValues && !bytes.IsEmpty && bytes.Span[0] == Serialization.Presence.Present, PresencePrefix: false));
+        TryQueue(new LaneItem(opId, bytes, bytesValue && _homeTakesBytesValues && !bytes.IsEmpty && bytes.Span[0] == Serialization.Presence.Present, PresencePrefix: false));
 
     /// <summary>
     /// Queues a <c>byte[]</c> value from the array itself, for op <paramref name="opId"/>: the lane
     /// sends its encoding (the presence byte, then the array) with no copy into an encode buffer.
     /// False if the lane has failed. The array must stay untouched until the home has answered.
+    /// The caller then sends what it queued with <see cref="SendQueued"/>.
     /// </summary>
     internal bool TrySendBytesValue(ulong opId, byte[] value) =>
-        !_failed && _queue.Writer.TryWrite(new LaneItem(opId, value, _homeTakesBytesValues, PresencePrefix: true));
+        TryQueue(new LaneItem(opId, value, _homeTakesBytesValues, PresencePrefix: true));
 
-    private async Task WriteLoopAsync()
+    private bool TryQueue(LaneItem item)
     {
-        // The header, then (for a value sent from its own array) the presence byte of its encoding.
-        byte[] header = new byte[HeaderBytes + 1];
-        header[HeaderBytes] = Serialization.Presence.Present;
-        var gathered = new ArraySegment<byte>[2];
-        byte[]? firstRecord = null;
+        lock (_gate)
+        {
+            if (_failed)
+            {
+                return false;
+            }
+
+            _pending.Enqueue(item);
+            return true;
+        }
+    }
+
+    /// <summary>
+    /// Sends what is queued, on the calling thread while the kernel takes it at once: a lane with
+    /// no send in progress starts the first queued value here (no hand-off to another thread), and
+    /// leaves the rest, and a send that would block, to a loop on the ThreadPool. A lane already
+    /// sending sends what was queued after what it sends now. Called by whoever queued a value,
+    /// after it queued the value's Write frame on the link and outside its locks.
+    /// </summary>
+    internal void SendQueued()
+    {
+        LaneItem item;
+        lock (_gate)
+        {
+            if (_sending || !_pending.TryDequeue(out item))
+            {
+                return;
+            }
+
+            _sending = true;
+        }
+
+        ValueTask sending = SendOneAsync(item);
+        if (!sending.IsCompletedSuccessfully)
+        {
+            // The kernel did not take it all (or the lane failed): the rest of this send, and what
+            // follows, continue off the writer's thread.
+            Volatile.Write(ref _sender, SendRestAsync(sending));
+            return;
+        }
+
+        lock (_gate)
+        {
+            if (_failed || _pending.Count == 0)
+            {
+                _sending = false;
+                return;
+            }
+        }
+
+        // Others queued values meanwhile: a loop sends them, so that this writer goes on.
+        Volatile.Write(ref _sender, Task.Run(() => SendRestAsync(ValueTask.CompletedTask)));
+    }
+
+    /// <summary>Finishes <paramref name="inFlight"/>, then sends what is queued until nothing is; the one sender meanwhile.</summary>
+    private async Task SendRestAsync(ValueTask inFlight)
+    {
         try
         {
-            ChannelReader<LaneItem> reader = _queue.Reader;
-            while (await reader.WaitToReadAsync().ConfigureAwait(false))
+            await inFlight.ConfigureAwait(false);
+            while (true)
             {
-                while (reader.TryRead(out LaneItem item))
+                LaneItem item;
+                lock (_gate)
                 {
-                    int headed = item.PresencePrefix ? HeaderBytes + 1 : HeaderBytes;
-                    uint length = (uint)(item.Bytes.Length + headed - HeaderBytes);
-                    BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
-                    BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), length | (item.BytesValue ? BytesValueFlag : 0));
-                    if (_socket is not null && MemoryMarshal.TryGetArray(item.Bytes, out ArraySegment<byte> payload))
+                    if (_failed || !_pending.TryDequeue(out item))
                     {
-                        // One system call per value, and the home wakes once for header and bytes
-                        // (two sends let it wake for the 12-byte header alone).
-                        gathered[0] = new ArraySegment<byte>(header, 0, headed);
-                        gathered[1] = payload;
-                        int sent = await _socket.SendAsync(gathered, SocketFlags.None).ConfigureAwait(false);
-                        if (sent < headed)
-                        {
-                            await _stream.WriteAsync(header.AsMemory(sent, headed - sent)).ConfigureAwait(false);
-                            sent = headed;
-                        }
-
-                        if (sent - headed < item.Bytes.Length)
-                        {
-                            await _stream.WriteAsync(item.Bytes[(sent - headed)..]).ConfigureAwait(false);
-                        }
-                    }
-                    else
-                    {
-                        // TLS: the header and the payload's first bytes in one record (the header
-                        // alone would cost a record, and the home a wake-up, of its own).
-                        firstRecord ??= new byte[TlsRecordBytes];
-                        header.AsSpan(0, headed).CopyTo(firstRecord);
-                        int first = Math.Min(item.Bytes.Length, TlsRecordBytes - headed);
-                        item.Bytes.Span[..first].CopyTo(firstRecord.AsSpan(headed));
-                        await _stream.WriteAsync(firstRecord.AsMemory(0, headed + first)).ConfigureAwait(false);
-                        if (first < item.Bytes.Length)
-                        {
-                            await _stream.WriteAsync(item.Bytes[first..]).ConfigureAwait(false);
-                        }
+                        _sending = false;
+                        return;
                     }
                 }
+
+                await SendOneAsync(item).ConfigureAwait(false);
             }
         }
 #pragma warning disable CA1031 // Any failure ends the lane; the home answers ABORTED for what it missed.
         catch (Exception)
 #pragma warning restore CA1031
         {
-            _failed = true;
-            _queue.Writer.TryComplete();
-            _stream.Dispose();
+            Fail();
         }
     }
 
-    /// <summary>Breaks the lane at once (the link's values are not affected); for tests of the fallback.</summary>
-    internal void Break()
+    /// <summary>Sends one value, header first; by the one sender of the moment (the header buffers are its own).</summary>
+    private async ValueTask SendOneAsync(LaneItem item)
     {
-        _failed = true;
+        int headed = item.PresencePrefix ? HeaderBytes + 1 : HeaderBytes;
+        uint length = (uint)(item.Bytes.Length + headed - HeaderBytes);
+        byte[] header = _header;
+        BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
+        BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), length | (item.BytesValue ? BytesValueFlag : 0));
+        if (_socket is not null && MemoryMarshal.TryGetArray(item.Bytes, out ArraySegment<byte> payload))
+        {
+            // One system call per value, and the home wakes once for header and bytes
+            // (two sends let it wake for the 12-byte header alone).
+            _gathered[0] = new ArraySegment<byte>(header, 0, headed);
+            _gathered[1] = payload;
+            int sent = await _socket.SendAsync(_gathered, SocketFlags.None).ConfigureAwait(false);
+            if (sent < headed)
+            {
+                await _stream.WriteAsync(header.AsMemory(sent, headed - sent)).ConfigureAwait(false);
+                sent = headed;
+            }
+
+            if (sent - headed < item.Bytes.Length)
+            {
+                await _stream.WriteAsync(item.Bytes[(sent - headed)..]).ConfigureAwait(false);
+            }
+        }
+        else
+        {
+            // TLS: the header and the payload's first bytes in one record (the header
+            // alone would cost a record, and the home a wake-up, of its own).
+            byte[] firstRecord = _firstRecord ??= new byte[TlsRecordBytes];
+            header.AsSpan(0, headed).CopyTo(firstRecord);
+            int first = Math.Min(item.Bytes.Length, TlsRecordBytes - headed);
+            item.Bytes.Span[..first].CopyTo(firstRecord.AsSpan(headed));
+            await _stream.WriteAsync(firstRecord.AsMemory(0, headed + first)).ConfigureAwait(false);
+            if (first < item.Bytes.Length)
+            {
+                await _stream.WriteAsync(item.Bytes[first..]).ConfigureAwait(false);
+            }
+        }
+    }
+
+    /// <summary>
+    /// The lane failed: it stays failed, and what is queued on it is dropped (the home answers
+    /// ABORTED for each value whose Write it has, and the writer sends it on the link).
+    /// </summary>
+    private void Fail()
+    {
+        lock (_gate)
+        {
+            _failed = true;
+            _pending.Clear();
+            _sending = false;
+        }
+
         _stream.Dispose();
     }
 
+    /// <summary>Breaks the lane at once (the link's values are not affected); for tests of the fallback.</summary>
+    internal void Break() => Fail();
+
     public async ValueTask DisposeAsync()
     {
-        _failed = true;
-        _queue.Writer.TryComplete();
-        await _stream.DisposeAsync().ConfigureAwait(false);
-        await _writer.ConfigureAwait(false);
+        Fail();
+        await Volatile.Read(ref _sender).ConfigureAwait(false);
     }
 }
 

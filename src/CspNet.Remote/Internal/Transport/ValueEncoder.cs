@@ -24,6 +24,14 @@ internal static class ValueEncoder
         }
     }
 
+    /// <summary>
+    /// The built-in encoding of a <c>byte[]</c> value (the presence byte, then the bytes) in a pooled
+    /// buffer: for a value that was to go from its own array and goes on the link after all.
+    /// </summary>
+    internal static PooledValueBuffer EncodeBytesValue(byte[] value) => EncodePooled(BytesValues, value, long.MaxValue);
+
+    private static readonly BytesCodec BytesValues = new();
+
     private static void ThrowIfTooLarge(int length, long maxSize)
     {
         if (length > maxSize)
