@@ -351,6 +351,15 @@ internal sealed partial class PeerLink : IAsyncDisposable
     /// <summary>How many values this link has sent on its bulk lane from their own arrays; for tests.</summary>
     internal long ArrayLaneWrites => Interlocked.Read(ref _arrayLaneWrites);
 
+    /// <summary>How many values writers' own threads sent whole on the bulk lane; for tests.</summary>
+    internal long LaneInlineSends => _lane?.InlineSends ?? 0;
+
+    /// <summary>Tests only: called in the middle of each value the lane sends (true: by the writer's own thread), see <see cref="BulkLane.PartSentForTests"/>.</summary>
+    internal Action<bool>? LanePartSentForTests
+    {
+        set => _lane!.PartSentForTests = value;
+    }
+
     /// <summary>Breaks the bulk lane, as a failed connection would; for tests of the fallback.</summary>
     internal void BreakLane() => _lane?.Break();
 

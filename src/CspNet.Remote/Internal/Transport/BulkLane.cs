@@ -67,6 +67,7 @@ internal sealed class BulkLane : IAsyncDisposable
     private bool _sending;
     private volatile bool _failed;
     private Task _sender = Task.CompletedTask; // the latest loop, awaited when the lane is disposed
+    private long _inlineSends;
 
     // The sender's own: the header, then (for a value sent from its own array) the presence byte of
     // its encoding; the gathered send's segments; the TLS lane's first record.
@@ -281,7 +282,7 @@ internal sealed class BulkLane : IAsyncDisposable
             _sending = true;
         }
 
-        ValueTask sending = SendOneAsync(item);
+        ValueTask sending = SendOneAsync(item, inline: true);
         if (!sending.IsCompletedSuccessfully)
         {
             // The kernel did not take it all (or the lane failed): the rest of this send, and what
@@ -290,6 +291,7 @@ internal sealed class BulkLane : IAsyncDisposable
             return;
         }
 
+        Interlocked.Increment(ref _inlineSends);
         lock (_gate)
         {
             if (_failed || _pending.Count == 0)
@@ -321,7 +323,7 @@ internal sealed class BulkLane : IAsyncDisposable
                     }
                 }
 
-                await SendOneAsync(item).ConfigureAwait(false);
+                await SendOneAsync(item, inline: false).ConfigureAwait(false);
             }
         }
 #pragma warning disable CA1031 // Any failure ends the lane; the home answers ABORTED for what it missed.
@@ -333,8 +335,14 @@ internal sealed class BulkLane : IAsyncDisposable
     }
 
     /// <summary>Sends one value, header first; by the one sender of the moment (the header buffers are its own).</summary>
-    private async ValueTask SendOneAsync(LaneItem item)
+    private async ValueTask SendOneAsync(LaneItem item, bool inline)
     {
+        if (PartSentForTests is { } partSent)
+        {
+            await SendInTwoPartsAsync(item, partSent, inline).ConfigureAwait(false);
+            return;
+        }
+
         int headed = item.PresencePrefix ? HeaderBytes + 1 : HeaderBytes;
         uint length = (uint)(item.Bytes.Length + headed - HeaderBytes);
         byte[] header = _header;
@@ -372,6 +380,28 @@ internal sealed class BulkLane : IAsyncDisposable
                 await _stream.WriteAsync(item.Bytes[first..]).ConfigureAwait(false);
             }
         }
+    }
+
+    /// <summary>
+    /// Tests only: called between the two halves of each value, which then go in two writes (true:
+    /// the send was started by the writer's own thread), so a test can break the lane mid-value.
+    /// </summary>
+    internal Action<bool>? PartSentForTests { get; set; }
+
+    /// <summary>How many values the writer's own thread sent whole (the kernel took them at once); for tests.</summary>
+    internal long InlineSends => Interlocked.Read(ref _inlineSends);
+
+    private async ValueTask SendInTwoPartsAsync(LaneItem item, Action<bool> partSent, bool inline)
+    {
+        byte[] header = _header;
+        int headed = item.PresencePrefix ? HeaderBytes + 1 : HeaderBytes;
+        BinaryPrimitives.WriteUInt64LittleEndian(header, item.OpId);
+        BinaryPrimitives.WriteUInt32LittleEndian(header.AsSpan(8), (uint)(item.Bytes.Length + headed - HeaderBytes) | (item.BytesValue ? BytesValueFlag : 0));
+        int half = item.Bytes.Length / 2;
+        await _stream.WriteAsync(header.AsMemory(0, headed)).ConfigureAwait(false);
+        await _stream.WriteAsync(item.Bytes[..half]).ConfigureAwait(false);
+        partSent(inline);
+        await _stream.WriteAsync(item.Bytes[half..]).ConfigureAwait(false);
     }
 
     /// <summary>
