@@ -39,6 +39,16 @@ public class NamedWriteLatency : RemoteBenchmark
         await Output.WriteAsync(Value);
     }
 
+    /// <summary>
+    /// As <see cref="SetupNamedAsync"/>, with a buffered channel (16 slots): writes spend credits,
+    /// so <see cref="NamedWrite"/> measures the buffered stream's writer; for <c>probe NamedStream</c>.
+    /// </summary>
+    public async Task SetupNamedStreamAsync()
+    {
+        await StartNamedAsync("bench/stream/" + Size, new FifoBuffer<byte[]>(16), readForever: true);
+        await Output.WriteAsync(Value);
+    }
+
     /// <summary>Starts the raw gRPC server and the receiver's Pull stream; one value opens it.</summary>
     [GlobalSetup(Target = nameof(RawGrpcPull))]
     public async Task SetupPullAsync()

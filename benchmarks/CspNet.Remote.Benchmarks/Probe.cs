@@ -6,18 +6,22 @@ namespace CspNet.Remote.Benchmarks;
 /// <c>probe METHOD SIZE [SECONDS]</c>: one NamedWriteLatency case in this process, without
 /// BenchmarkDotNet, for measures the machine's load moves less than wall time: process CPU time
 /// (all threads: sender, receiver, Kestrel, GC) and ThreadPool work items per write, beside the
-/// median and fastest wall time per write of 200 ms samples. 3 s of warm-up first.
+/// median and fastest wall time per write of 200 ms samples. 3 s of warm-up first. METHOD
+/// <c>NamedStream</c>: NamedWrite on a buffered channel (the stream's credited writes).
 /// </summary>
 internal static class Probe
 {
     internal const string Name = "probe";
+
+    /// <summary>NamedWrite on a buffered channel: the credited writes of a stream.</summary>
+    private const string NamedStream = "NamedStream";
 
     internal static async Task<int> RunAsync(string method, int size, double seconds)
     {
         var bench = new NamedWriteLatency { Size = size };
         Func<Task> write = method switch
         {
-            nameof(NamedWriteLatency.NamedWrite) => bench.NamedWrite,
+            nameof(NamedWriteLatency.NamedWrite) or NamedStream => bench.NamedWrite,
             nameof(NamedWriteLatency.RawGrpcStream) => bench.RawGrpcStream,
             nameof(NamedWriteLatency.RawGrpcPull) => bench.RawGrpcPull,
             nameof(NamedWriteLatency.RawTcpSocket) => bench.RawTcpSocket,
@@ -26,6 +30,7 @@ internal static class Probe
         await (method switch
         {
             nameof(NamedWriteLatency.NamedWrite) => bench.SetupNamedAsync(),
+            NamedStream => bench.SetupNamedStreamAsync(),
             nameof(NamedWriteLatency.RawGrpcPull) => bench.SetupPullAsync(),
             nameof(NamedWriteLatency.RawTcpSocket) => bench.SetupTcpAsync(),
             _ => bench.SetupGrpcAsync(),
