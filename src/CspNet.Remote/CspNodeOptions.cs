@@ -157,8 +157,10 @@ public sealed class CspNodeOptions
     /// link is lost meanwhile it is lost with it, as values in a program's own buffer are lost when
     /// that program dies, and the next operation fails with <see cref="PeerLostException"/>. Set
     /// <see langword="false"/> for a write that returns only once the home has the value. A home
-    /// with this option off grants no credits; a writer with it off asks for none. See
-    /// docs/DISTRIBUTED.md.
+    /// with this option off grants no credits; a writer with it off asks for none. A <c>byte[]</c>
+    /// value on the bulk lane is sent from the writer's own array, after its write has completed:
+    /// the writer must not change an array it wrote (as with a local channel, whose reader gets the
+    /// array itself). See docs/DISTRIBUTED.md.
     /// </remarks>
     public bool PipelineBufferedWrites { get; set; } = true;
 

@@ -26,7 +26,9 @@ namespace CspNet.Remote.Internal.Client;
 /// stays exact. A write that finds no credit waits for the home as above (the home places it in a
 /// slot reserved for the end if credits are on their way here; the next write spends the others).
 /// Each process waits for its write before the next, so its values reach the home in order, spent
-/// credit or not.
+/// credit or not. A <c>byte[]</c> value on the bulk lane goes from the writer's own array, credited
+/// or not: a credited write completes before the lane has read it, so the writer must not change
+/// an array it wrote (values are passed by reference, as on a local channel).
 /// </para>
 /// <para>
 /// It is an output guard that commits asynchronously (docs/GUARD-CONTRACT.md, docs/DISTRIBUTED.md
