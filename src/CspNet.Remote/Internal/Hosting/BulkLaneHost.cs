@@ -4,12 +4,17 @@ using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.IO;
 using System.IO.Pipelines;
+using System.Net.Security;
+using System.Security.Authentication;
 using System.Security.Cryptography;
+using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
+using CspNet.Remote.Internal.Security;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal.Hosting;
@@ -112,10 +117,14 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <inheritdoc/>
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
-    /// <summary>Serves one connection to the lane socket (Kestrel's connection delegate).</summary>
-    internal Task ServeAsync(ConnectionContext connection)
+    /// <summary>Serves one clear-text connection to the lane (Kestrel's connection delegate: the Unix socket, TCP without certificates).</summary>
+    internal Task ServeAsync(ConnectionContext connection) => TrackAsync(connection, ServeConnectionAsync(connection));
+
+    /// <summary>Serves one connection to the lane's TCP port sealed with the link's certificates (Kestrel's connection delegate).</summary>
+    internal Task ServeSealedAsync(ConnectionContext connection) => TrackAsync(connection, ServeSealedConnectionAsync(connection));
+
+    private Task TrackAsync(ConnectionContext connection, Task serving)
     {
-        Task serving = ServeConnectionAsync(connection);
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
     }
@@ -142,10 +151,20 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         }
     }
 
+    /// <summary>
+    /// Aborts the connection when the server stops: a lane waits for payloads as long as its link
+    /// lives, so it would hold the server's stop until its timeout.
+    /// </summary>
+    private static CancellationTokenRegistration AbortOnServerStop(ConnectionContext connection) =>
+        connection.Features.Get<IConnectionLifetimeNotificationFeature>() is { } lifetime
+            ? lifetime.ConnectionClosedRequested.Register(static state => ((ConnectionContext)state!).Abort(new ConnectionAbortedException("The program's server stopped.")), connection)
+            : default;
+
     private async Task ServeConnectionAsync(ConnectionContext connection)
     {
         PipeReader input = connection.Transport.Input;
         LaneInbox? inbox = null;
+        using CancellationTokenRegistration stopping = AbortOnServerStop(connection);
         try
         {
             // The secret within the peer timeout; a connection that closes sooner ends the pipe. Not
@@ -160,10 +179,9 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
                 byte[] secret = read.Buffer.Slice(0, BulkLane.SecretBytes).ToArray();
                 input.AdvanceTo(read.Buffer.GetPosition(BulkLane.SecretBytes));
-                if (!_inboxes.TryGetValue(Key(secret), out inbox) || !inbox.TryAttach())
+                inbox = Attach(secret);
+                if (inbox is null)
                 {
-                    inbox = null;
-                    Log.Refused(_logger, "no Link stream holds the secret it presented");
                     return;
                 }
             }
@@ -187,6 +205,167 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         }
     }
 
+    /// <summary>The inbox the secret opens, claimed for this connection; null (logged) when none is.</summary>
+    private LaneInbox? Attach(byte[] secret)
+    {
+        if (_inboxes.TryGetValue(Key(secret), out LaneInbox? inbox) && inbox.TryAttach())
+        {
+            return inbox;
+        }
+
+        Log.Refused(_logger, "no Link stream holds the secret it presented");
+        return null;
+    }
+
+    /// <summary>
+    /// The TLS lane: this program's own <see cref="SslStream"/> over the connection, not Kestrel's
+    /// HTTPS middleware, so values are decrypted straight into their arrays (the middleware put a
+    /// second pipe, and a task pumping into it, between the decryption and the reader).
+    /// </summary>
+    private async Task ServeSealedConnectionAsync(ConnectionContext connection)
+    {
+        LaneInbox? inbox = null;
+        using CancellationTokenRegistration stopping = AbortOnServerStop(connection);
+        var tls = new SslStream(new DuplexPipeStream(connection.Transport), leaveInnerStreamOpen: false);
+        try
+        {
+            using (var handshake = new CancellationTokenSource(NodeTransport.HandshakeTimeout(_options.PeerTimeout)))
+            {
+                await tls.AuthenticateAsServerAsync(ServerAuthentication(), handshake.Token).ConfigureAwait(false);
+            }
+
+            byte[] buffer = new byte[Math.Max(BulkLane.SecretBytes, BulkLane.HeaderBytes)];
+            using (var opening = new CancellationTokenSource(_options.PeerTimeout))
+            {
+                if (await tls.ReadAtLeastAsync(buffer.AsMemory(0, BulkLane.SecretBytes), BulkLane.SecretBytes, throwOnEndOfStream: false, opening.Token).ConfigureAwait(false) < BulkLane.SecretBytes)
+                {
+                    return;
+                }
+
+                inbox = Attach(buffer[..BulkLane.SecretBytes]);
+                if (inbox is null)
+                {
+                    return;
+                }
+            }
+
+            while (await ReadPayloadAsync(tls, buffer, inbox).ConfigureAwait(false))
+            {
+            }
+        }
+        catch (Exception e) when (e is OperationCanceledException or IOException or ConnectionResetException or InvalidDataException or AuthenticationException)
+        {
+            Log.Refused(_logger, e.Message);
+        }
+        finally
+        {
+            inbox?.End(releaseArrived: false);
+            await tls.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>TLS as <c>UseLinkTls</c> sets it for the link: this program's certificate; mutual TLS with the cluster's authority.</summary>
+    private SslServerAuthenticationOptions ServerAuthentication()
+    {
+        var authentication = new SslServerAuthenticationOptions { ServerCertificate = _options.Certificate };
+        if (_options.TrustedCertificate is { } authority)
+        {
+            authentication.ClientCertificateRequired = true;
+            authentication.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && Certificates.IsValidClient(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), authority);
+        }
+
+        return authentication;
+    }
+
+    /// <summary>One payload from the TLS stream into the inbox; false when the client closed the lane.</summary>
+    private async Task<bool> ReadPayloadAsync(SslStream input, byte[] headerBuffer, LaneInbox inbox)
+    {
+        Memory<byte> header = headerBuffer.AsMemory(0, BulkLane.HeaderBytes);
+        if (await input.ReadAtLeastAsync(header, BulkLane.HeaderBytes, throwOnEndOfStream: false).ConfigureAwait(false) < BulkLane.HeaderBytes)
+        {
+            return false;
+        }
+
+        (ulong opId, uint length, bool bytesValue) = ReadHeader(header.Span, inbox);
+        LanePayload payload;
+        if (bytesValue)
+        {
+            await input.ReadExactlyAsync(headerBuffer.AsMemory(0, 1)).ConfigureAwait(false);
+            CheckPresence(opId, headerBuffer[0]);
+
+            // Every byte is overwritten by the decryption: no zeroing pass over a megabyte value.
+            byte[] value = GC.AllocateUninitializedArray<byte>((int)length - 1);
+            await input.ReadExactlyAsync(value).ConfigureAwait(false);
+            payload = LanePayload.ReceivedBytes(value);
+        }
+        else
+        {
+            byte[] encoded = ArrayPool<byte>.Shared.Rent((int)length);
+            try
+            {
+                await input.ReadExactlyAsync(encoded.AsMemory(0, (int)length)).ConfigureAwait(false);
+            }
+            catch
+            {
+                ArrayPool<byte>.Shared.Return(encoded);
+                throw;
+            }
+
+            payload = new LanePayload(encoded, (int)length);
+        }
+
+        Deliver(inbox, opId, payload);
+        return true;
+    }
+
+    /// <summary>A payload's header checked against the stream's agreement and bounds; a broken one ends the lane.</summary>
+    private (ulong OpId, uint Length, bool BytesValue) ReadHeader(ReadOnlySpan<byte> header, LaneInbox inbox)
+    {
+        ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
+        uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
+        bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
+        uint length = lengthField & ~BulkLane.BytesValueFlag;
+        if (bytesValue && !inbox.TakesBytesValues)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value, which this stream's Hello did not agree to (Hello.lane_bytes).");
+        }
+
+        if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
+        {
+            throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
+        }
+
+        if (bytesValue && length == 0)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
+        }
+
+        return (opId, length, bytesValue);
+    }
+
+    private static void CheckPresence(ulong opId, byte presence)
+    {
+        if (presence != Serialization.Presence.Present)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
+        }
+    }
+
+    private void Deliver(LaneInbox inbox, ulong opId, LanePayload payload)
+    {
+        if (payload.Received)
+        {
+            // Counted before the reader can have it, so a test that has read the value sees the count.
+            Interlocked.Increment(ref _bytesValuesReceived);
+        }
+
+        if (!inbox.Deliver(opId, payload))
+        {
+            payload.Return();
+            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
+        }
+    }
+
     /// <summary>
     /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
     /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
@@ -206,36 +385,12 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
         Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
         read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
-        ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
-        uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
-        bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
-        uint length = lengthField & ~BulkLane.BytesValueFlag;
-        if (bytesValue && !inbox.TakesBytesValues)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value, which this stream's Hello did not agree to (Hello.lane_bytes).");
-        }
-
-        if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
-        {
-            throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
-        }
-
+        (ulong opId, uint length, bool bytesValue) = ReadHeader(header, inbox);
         input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
         LanePayload payload = bytesValue
             ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
             : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
-        if (bytesValue)
-        {
-            // Counted before the reader can have it, so a test that has read the value sees the count.
-            Interlocked.Increment(ref _bytesValuesReceived);
-        }
-
-        if (!inbox.Deliver(opId, payload))
-        {
-            payload.Return();
-            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
-        }
-
+        Deliver(inbox, opId, payload);
         return true;
     }
 
@@ -263,22 +418,13 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// </summary>
     private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
     {
-        if (length == 0)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
-        }
-
         ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
         if (read.Buffer.IsEmpty)
         {
             throw new InvalidDataException("The lane ended in the middle of a payload.");
         }
 
-        if (read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
-        }
-
+        CheckPresence(opId, read.Buffer.FirstSpan[0]);
         input.AdvanceTo(read.Buffer.GetPosition(1));
 
         // Every byte is overwritten by the copy in: no zeroing pass over a megabyte value.

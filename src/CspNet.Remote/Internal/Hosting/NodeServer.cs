@@ -28,12 +28,14 @@ internal sealed class NodeServer : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly BulkLaneHost? _lanes;
+    private readonly LaneServer? _laneServer;
 
-    private NodeServer(WebApplication app, int port, BulkLaneHost? lanes)
+    private NodeServer(WebApplication app, int port, BulkLaneHost? lanes, LaneServer? laneServer)
     {
         _app = app;
         Port = port;
         _lanes = lanes;
+        _laneServer = laneServer;
     }
 
     internal int Port { get; }
@@ -51,24 +53,9 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
         ListenOptions? link = null;
-        ListenOptions? laneOverTcp = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             IPAddress address = IPAddress.Parse(options.Address);
-            if (lanes is not null)
-            {
-                // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
-                kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
-
-                // Programs on other hosts: the same lane over TCP, sealed as the link is.
-                kestrel.Listen(address, options.BulkLanePort, listen =>
-                {
-                    laneOverTcp = listen;
-                    UseLinkTls(listen, options);
-                    listen.Run(lanes.ServeAsync);
-                });
-            }
-
             kestrel.Listen(address, options.Port, listen =>
             {
                 link = listen;
@@ -100,24 +87,32 @@ internal sealed class NodeServer : IAsyncDisposable
 
         WebApplication app = builder.Build();
         app.MapGrpcService<LinkService>();
+        LaneServer? laneServer = null;
         try
         {
+            // The lane listens before the link does: a Hello's lane offer names its port.
+            if (lanes is not null)
+            {
+                laneServer = await LaneServer.StartAsync(lanes, options, cancellationToken).ConfigureAwait(false);
+                lanes.TcpPort = laneServer.TcpPort;
+            }
+
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
         }
         catch
         {
+            if (laneServer is not null)
+            {
+                await laneServer.DisposeAsync().ConfigureAwait(false);
+            }
+
             lanes?.Dispose();
             throw;
         }
 
-        // Kestrel writes the port it bound (port 0: a free one) back into each endpoint's options.
-        if (lanes is not null)
-        {
-            lanes.TcpPort = laneOverTcp!.IPEndPoint!.Port;
-        }
-
+        // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
         runtime.Lanes = lanes;
-        return new NodeServer(app, link!.IPEndPoint!.Port, lanes);
+        return new NodeServer(app, link!.IPEndPoint!.Port, lanes, laneServer);
     }
 
     /// <summary>TLS with this program's certificate when it has one; mutual TLS when it also has the cluster's authority.</summary>
@@ -154,6 +149,11 @@ internal sealed class NodeServer : IAsyncDisposable
         finally
         {
             await _app.DisposeAsync().ConfigureAwait(false);
+            if (_laneServer is not null)
+            {
+                await _laneServer.DisposeAsync().ConfigureAwait(false);
+            }
+
             _lanes?.Dispose();
         }
     }

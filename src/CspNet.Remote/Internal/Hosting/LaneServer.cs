@@ -1,0 +1,99 @@
+using System;
+using System.Net;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Connections;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Server.Kestrel.Core;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace CspNet.Remote.Internal.Hosting;
+
+/// <summary>
+/// The bulk lane's listeners (the Unix socket and the TCP port) in a Kestrel server of their own,
+/// beside the Link endpoint's.
+/// </summary>
+/// <remarks>
+/// Their own server because of one transport setting the Link's HTTP/2 must not have: inline
+/// scheduling. Kestrel's socket receive loop then runs the lane's reader itself when it fills the
+/// connection's pipe, instead of handing every received block to another ThreadPool thread. The
+/// reader may run there because it never blocks: it copies bytes into a value's array and hands
+/// the value to its inbox, whose waiting Write resumes on its own thread. The TCP port speaks TLS
+/// through the lane's own <see cref="System.Net.Security.SslStream"/>
+/// (<see cref="BulkLaneHost.ServeSealedAsync"/>), not Kestrel's HTTPS middleware and its second pipe.
+/// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once; past that Kestrel
+/// closes a new one at once.
+/// </remarks>
+internal sealed class LaneServer : IAsyncDisposable
+{
+    private readonly WebApplication _app;
+
+    private LaneServer(WebApplication app, int tcpPort)
+    {
+        _app = app;
+        TcpPort = tcpPort;
+    }
+
+    /// <summary>The TCP port the lane listens on (port 0 asked: the one bound).</summary>
+    internal int TcpPort { get; }
+
+    internal static async Task<LaneServer> StartAsync(BulkLaneHost lanes, CspNodeOptions options, CancellationToken cancellationToken)
+    {
+        WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ApplicationName = "CspNet.Remote.Lane" });
+        builder.Logging.ClearProviders();
+        if (options.LoggerFactory is { } loggerFactory)
+        {
+            builder.Services.AddSingleton(loggerFactory);
+        }
+
+        builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
+        ListenOptions? overTcp = null;
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
+            kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
+
+            // Programs on other hosts: the same lane over TCP, sealed as the link is.
+            kestrel.Listen(IPAddress.Parse(options.Address), options.BulkLanePort, listen =>
+            {
+                overTcp = listen;
+                listen.Run(options.Certificate is null ? lanes.ServeAsync : lanes.ServeSealedAsync);
+            });
+            kestrel.AddServerHeader = false;
+            kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
+        });
+        builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
+        builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPoolFactory>();
+
+        WebApplication app = builder.Build();
+        try
+        {
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            await app.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
+
+        // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
+        return new LaneServer(app, overTcp!.IPEndPoint!.Port);
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        // Each connection aborts itself when asked to close (it would wait for payloads): no wait here.
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(2));
+        try
+        {
+            await _app.StopAsync(timeout.Token).ConfigureAwait(false);
+        }
+        finally
+        {
+            await _app.DisposeAsync().ConfigureAwait(false);
+        }
+    }
+}
