@@ -38,6 +38,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
     private long _bytesValuesReceived;
+    private int _open;
 
     private BulkLaneHost(string directory, CspNodeOptions options, ILogger logger)
     {
@@ -118,13 +119,26 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
     /// <summary>Serves one clear-text connection to the lane (Kestrel's connection delegate: the Unix socket, TCP without certificates).</summary>
-    internal Task ServeAsync(ConnectionContext connection) => TrackAsync(connection, ServeConnectionAsync(connection));
+    internal Task ServeAsync(ConnectionContext connection) => TrackAsync(connection, ServeConnectionAsync);
 
     /// <summary>Serves one connection to the lane's TCP port sealed with the link's certificates (Kestrel's connection delegate).</summary>
-    internal Task ServeSealedAsync(ConnectionContext connection) => TrackAsync(connection, ServeSealedConnectionAsync(connection));
+    internal Task ServeSealedAsync(ConnectionContext connection) => TrackAsync(connection, ServeSealedConnectionAsync);
 
-    private Task TrackAsync(ConnectionContext connection, Task serving)
+    /// <summary>
+    /// Serves the connection unless <see cref="CspNodeOptions.MaxConnections"/> lane connections are
+    /// open already (over both listeners: Kestrel's own limit counts each listener apart); then
+    /// closes it at once.
+    /// </summary>
+    private Task TrackAsync(ConnectionContext connection, Func<ConnectionContext, Task> serve)
     {
+        if (Interlocked.Increment(ref _open) > _options.MaxConnections)
+        {
+            Interlocked.Decrement(ref _open);
+            Log.Refused(_logger, FormattableString.Invariant($"{_options.MaxConnections} lane connections are open already (CspNodeOptions.MaxConnections)"));
+            return Task.CompletedTask;
+        }
+
+        Task serving = serve(connection);
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
     }
@@ -148,6 +162,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         finally
         {
             _connections.TryRemove(connection, out _);
+            Interlocked.Decrement(ref _open);
         }
     }
 

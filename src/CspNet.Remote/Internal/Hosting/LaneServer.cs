@@ -24,8 +24,8 @@ namespace CspNet.Remote.Internal.Hosting;
 /// the value to its inbox, whose waiting Write resumes on its own thread. The TCP port speaks TLS
 /// through the lane's own <see cref="System.Net.Security.SslStream"/>
 /// (<see cref="BulkLaneHost.ServeSealedAsync"/>), not Kestrel's HTTPS middleware and its second pipe.
-/// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once; past that Kestrel
-/// closes a new one at once.
+/// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once over both listeners
+/// (counted by <see cref="BulkLaneHost"/>); past that a new one is closed at once.
 /// </remarks>
 internal sealed class LaneServer : IAsyncDisposable
 {
@@ -63,7 +63,6 @@ internal sealed class LaneServer : IAsyncDisposable
                 listen.Run(options.Certificate is null ? lanes.ServeAsync : lanes.ServeSealedAsync);
             });
             kestrel.AddServerHeader = false;
-            kestrel.Limits.MaxConcurrentConnections = options.MaxConnections;
         });
         builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
         builder.Services.AddSingleton<IMemoryPoolFactory<byte>, LargeBlockMemoryPoolFactory>();
