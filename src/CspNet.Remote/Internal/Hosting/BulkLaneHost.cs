@@ -4,14 +4,10 @@ using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.IO;
 using System.IO.Pipelines;
-using System.Net.Security;
-using System.Security.Authentication;
 using System.Security.Cryptography;
-using System.Security.Cryptography.X509Certificates;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
-using CspNet.Remote.Internal.Security;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Connections;
 using Microsoft.AspNetCore.Connections.Features;
@@ -22,7 +18,7 @@ namespace CspNet.Remote.Internal.Hosting;
 /// <summary>
 /// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter (for
 /// programs on this host) and a TCP port on the program's address (for the others; TLS with the
-/// link's certificates when the link is TLS), both served by Kestrel beside the Link endpoint, and
+/// link's certificates when the link is TLS), both served by Kestrel (<see cref="LaneServer"/>), and
 /// the secrets that tie each connection to one Link stream's <see cref="LaneInbox"/>.
 /// </summary>
 /// <remarks>
@@ -118,18 +114,13 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <inheritdoc/>
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
-    /// <summary>Serves one clear-text connection to the lane (Kestrel's connection delegate: the Unix socket, TCP without certificates).</summary>
-    internal Task ServeAsync(ConnectionContext connection) => TrackAsync(connection, ServeConnectionAsync);
-
-    /// <summary>Serves one connection to the lane's TCP port sealed with the link's certificates (Kestrel's connection delegate).</summary>
-    internal Task ServeSealedAsync(ConnectionContext connection) => TrackAsync(connection, ServeSealedConnectionAsync);
-
     /// <summary>
-    /// Serves the connection unless <see cref="CspNodeOptions.MaxConnections"/> lane connections are
-    /// open already (over both listeners: Kestrel's own limit counts each listener apart); then
-    /// closes it at once.
+    /// Serves one connection to the lane (Kestrel's connection delegate; on the TLS port, after
+    /// Kestrel's handshake) unless <see cref="CspNodeOptions.MaxConnections"/> lane connections are
+    /// open already over all the lane's listeners (Kestrel's own limit counts each listener apart):
+    /// then it is closed at once.
     /// </summary>
-    private Task TrackAsync(ConnectionContext connection, Func<ConnectionContext, Task> serve)
+    internal Task ServeAsync(ConnectionContext connection)
     {
         if (Interlocked.Increment(ref _open) > _options.MaxConnections)
         {
@@ -138,7 +129,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             return Task.CompletedTask;
         }
 
-        Task serving = serve(connection);
+        Task serving = ServeConnectionAsync(connection);
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
     }
@@ -232,107 +223,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         return null;
     }
 
-    /// <summary>
-    /// The TLS lane: this program's own <see cref="SslStream"/> over the connection, not Kestrel's
-    /// HTTPS middleware, so values are decrypted straight into their arrays (the middleware put a
-    /// second pipe, and a task pumping into it, between the decryption and the reader).
-    /// </summary>
-    private async Task ServeSealedConnectionAsync(ConnectionContext connection)
-    {
-        LaneInbox? inbox = null;
-        using CancellationTokenRegistration stopping = AbortOnServerStop(connection);
-        var tls = new SslStream(new DuplexPipeStream(connection.Transport), leaveInnerStreamOpen: false);
-        try
-        {
-            using (var handshake = new CancellationTokenSource(NodeTransport.HandshakeTimeout(_options.PeerTimeout)))
-            {
-                await tls.AuthenticateAsServerAsync(ServerAuthentication(), handshake.Token).ConfigureAwait(false);
-            }
-
-            byte[] buffer = new byte[Math.Max(BulkLane.SecretBytes, BulkLane.HeaderBytes)];
-            using (var opening = new CancellationTokenSource(_options.PeerTimeout))
-            {
-                if (await tls.ReadAtLeastAsync(buffer.AsMemory(0, BulkLane.SecretBytes), BulkLane.SecretBytes, throwOnEndOfStream: false, opening.Token).ConfigureAwait(false) < BulkLane.SecretBytes)
-                {
-                    return;
-                }
-
-                inbox = Attach(buffer[..BulkLane.SecretBytes]);
-                if (inbox is null)
-                {
-                    return;
-                }
-            }
-
-            while (await ReadPayloadAsync(tls, buffer, inbox).ConfigureAwait(false))
-            {
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or IOException or ConnectionResetException or InvalidDataException or AuthenticationException)
-        {
-            Log.Refused(_logger, e.Message);
-        }
-        finally
-        {
-            inbox?.End(releaseArrived: false);
-            await tls.DisposeAsync().ConfigureAwait(false);
-        }
-    }
-
-    /// <summary>TLS as <c>UseLinkTls</c> sets it for the link: this program's certificate; mutual TLS with the cluster's authority.</summary>
-    private SslServerAuthenticationOptions ServerAuthentication()
-    {
-        var authentication = new SslServerAuthenticationOptions { ServerCertificate = _options.Certificate };
-        if (_options.TrustedCertificate is { } authority)
-        {
-            authentication.ClientCertificateRequired = true;
-            authentication.RemoteCertificateValidationCallback = (_, presented, _, _) => presented is not null && Certificates.IsValidClient(presented as X509Certificate2 ?? X509CertificateLoader.LoadCertificate(presented.GetRawCertData()), authority);
-        }
-
-        return authentication;
-    }
-
-    /// <summary>One payload from the TLS stream into the inbox; false when the client closed the lane.</summary>
-    private async Task<bool> ReadPayloadAsync(SslStream input, byte[] headerBuffer, LaneInbox inbox)
-    {
-        Memory<byte> header = headerBuffer.AsMemory(0, BulkLane.HeaderBytes);
-        if (await input.ReadAtLeastAsync(header, BulkLane.HeaderBytes, throwOnEndOfStream: false).ConfigureAwait(false) < BulkLane.HeaderBytes)
-        {
-            return false;
-        }
-
-        (ulong opId, uint length, bool bytesValue) = ReadHeader(header.Span, inbox);
-        LanePayload payload;
-        if (bytesValue)
-        {
-            await input.ReadExactlyAsync(headerBuffer.AsMemory(0, 1)).ConfigureAwait(false);
-            CheckPresence(opId, headerBuffer[0]);
-
-            // Every byte is overwritten by the decryption: no zeroing pass over a megabyte value.
-            byte[] value = GC.AllocateUninitializedArray<byte>((int)length - 1);
-            await input.ReadExactlyAsync(value).ConfigureAwait(false);
-            payload = LanePayload.ReceivedBytes(value);
-        }
-        else
-        {
-            byte[] encoded = ArrayPool<byte>.Shared.Rent((int)length);
-            try
-            {
-                await input.ReadExactlyAsync(encoded.AsMemory(0, (int)length)).ConfigureAwait(false);
-            }
-            catch
-            {
-                ArrayPool<byte>.Shared.Return(encoded);
-                throw;
-            }
-
-            payload = new LanePayload(encoded, (int)length);
-        }
-
-        Deliver(inbox, opId, payload);
-        return true;
-    }
-
     /// <summary>A payload's header checked against the stream's agreement and bounds; a broken one ends the lane.</summary>
     private (ulong OpId, uint Length, bool BytesValue) ReadHeader(ReadOnlySpan<byte> header, LaneInbox inbox)
     {
@@ -383,7 +273,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
     /// <summary>
     /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
-    /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
+    /// most one 64 KiB block), and waking for each resumed the reader once per block. Below Kestrel's
     /// input pause threshold (its 1 MiB request buffer), so the socket never stops while the reader waits.
     /// </summary>
     private const int WakeBytes = 256 << 10;

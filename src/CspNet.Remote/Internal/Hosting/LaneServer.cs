@@ -13,17 +13,18 @@ using Microsoft.Extensions.Logging;
 namespace CspNet.Remote.Internal.Hosting;
 
 /// <summary>
-/// The bulk lane's listeners (the Unix socket and the TCP port) in a Kestrel server of their own,
-/// beside the Link endpoint's.
+/// The bulk lane's clear-text listeners (the Unix socket, and the TCP port when the link has no
+/// certificates) in a Kestrel server of their own, beside the Link endpoint's.
 /// </summary>
 /// <remarks>
 /// Their own server because of one transport setting the Link's HTTP/2 must not have: inline
 /// scheduling. Kestrel's socket receive loop then runs the lane's reader itself when it fills the
 /// connection's pipe, instead of handing every received block to another ThreadPool thread. The
 /// reader may run there because it never blocks: it copies bytes into a value's array and hands
-/// the value to its inbox, whose waiting Write resumes on its own thread. The TCP port speaks TLS
-/// through the lane's own <see cref="System.Net.Security.SslStream"/>
-/// (<see cref="BulkLaneHost.ServeSealedAsync"/>), not Kestrel's HTTPS middleware and its second pipe.
+/// the value to its inbox, whose waiting Write resumes on its own thread. A TLS lane port stays on
+/// the Link endpoint's server with Kestrel's HTTPS middleware: decrypting on the receive thread
+/// (inline, through the middleware or the lane's own <c>SslStream</c>) was measured slower, the
+/// receive and the decryption then taking turns on one thread (docs/DISTRIBUTED.md).
 /// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once over both listeners
 /// (counted by <see cref="BulkLaneHost"/>); past that a new one is closed at once.
 /// </remarks>
@@ -37,10 +38,10 @@ internal sealed class LaneServer : IAsyncDisposable
         TcpPort = tcpPort;
     }
 
-    /// <summary>The TCP port the lane listens on (port 0 asked: the one bound).</summary>
+    /// <summary>The TCP port the lane listens on here (port 0 asked: the one bound); 0 when it listens on the Link endpoint's server.</summary>
     internal int TcpPort { get; }
 
-    internal static async Task<LaneServer> StartAsync(BulkLaneHost lanes, CspNodeOptions options, CancellationToken cancellationToken)
+    internal static async Task<LaneServer> StartAsync(BulkLaneHost lanes, CspNodeOptions options, bool overTcp, CancellationToken cancellationToken)
     {
         WebApplicationBuilder builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = [], ApplicationName = "CspNet.Remote.Lane" });
         builder.Logging.ClearProviders();
@@ -50,18 +51,21 @@ internal sealed class LaneServer : IAsyncDisposable
         }
 
         builder.WebHost.UseSockets(sockets => sockets.UnsafePreferInlineScheduling = true);
-        ListenOptions? overTcp = null;
+        ListenOptions? tcp = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
             kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
 
-            // Programs on other hosts: the same lane over TCP, sealed as the link is.
-            kestrel.Listen(IPAddress.Parse(options.Address), options.BulkLanePort, listen =>
+            // Programs on other hosts: the same lane over TCP, in clear text as the link is.
+            if (overTcp)
             {
-                overTcp = listen;
-                listen.Run(options.Certificate is null ? lanes.ServeAsync : lanes.ServeSealedAsync);
-            });
+                kestrel.Listen(IPAddress.Parse(options.Address), options.BulkLanePort, listen =>
+                {
+                    tcp = listen;
+                    listen.Run(lanes.ServeAsync);
+                });
+            }
             kestrel.AddServerHeader = false;
         });
         builder.Services.AddSingleton<IHostLifetime, NoHostLifetime>();
@@ -79,7 +83,7 @@ internal sealed class LaneServer : IAsyncDisposable
         }
 
         // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
-        return new LaneServer(app, overTcp!.IPEndPoint!.Port);
+        return new LaneServer(app, tcp?.IPEndPoint!.Port ?? 0);
     }
 
     public async ValueTask DisposeAsync()

@@ -53,9 +53,22 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
         ListenOptions? link = null;
+        ListenOptions? sealedLane = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             IPAddress address = IPAddress.Parse(options.Address);
+            if (lanes is not null && options.Certificate is not null)
+            {
+                // The lane's TCP port sealed as the link is, on this server (see LaneServer: TLS
+                // decrypted on the socket's receive thread was slower).
+                kestrel.Listen(address, options.BulkLanePort, listen =>
+                {
+                    sealedLane = listen;
+                    UseLinkTls(listen, options);
+                    listen.Run(lanes.ServeAsync);
+                });
+            }
+
             kestrel.Listen(address, options.Port, listen =>
             {
                 link = listen;
@@ -93,11 +106,17 @@ internal sealed class NodeServer : IAsyncDisposable
             // The lane listens before the link does: a Hello's lane offer names its port.
             if (lanes is not null)
             {
-                laneServer = await LaneServer.StartAsync(lanes, options, cancellationToken).ConfigureAwait(false);
+                laneServer = await LaneServer.StartAsync(lanes, options, overTcp: sealedLane is null, cancellationToken).ConfigureAwait(false);
                 lanes.TcpPort = laneServer.TcpPort;
             }
 
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
+
+            // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
+            if (lanes is not null && sealedLane is not null)
+            {
+                lanes.TcpPort = sealedLane.IPEndPoint!.Port;
+            }
         }
         catch
         {
@@ -110,7 +129,6 @@ internal sealed class NodeServer : IAsyncDisposable
             throw;
         }
 
-        // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
         runtime.Lanes = lanes;
         return new NodeServer(app, link!.IPEndPoint!.Port, lanes, laneServer);
     }
