@@ -22,9 +22,9 @@ namespace CspNet.Remote.Internal.Hosting;
 /// connection's pipe, instead of handing every received block to another ThreadPool thread. The
 /// reader may run there because it never blocks: it copies bytes into a value's array and hands
 /// the value to its inbox, whose waiting Write resumes on its own thread. A TLS lane port stays on
-/// the Link endpoint's server with Kestrel's HTTPS middleware: decrypting on the receive thread
-/// (inline, through the middleware or the lane's own <c>SslStream</c>) was measured slower, the
-/// receive and the decryption then taking turns on one thread (docs/DISTRIBUTED.md).
+/// the Link endpoint's server with Kestrel's HTTPS middleware: the lane's own <c>SslStream</c>
+/// decrypting on this server's receive thread filled less (the receive and the decryption then take
+/// turns on one thread), and on the Link's server no more than the middleware (docs/DISTRIBUTED.md).
 /// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once over both listeners
 /// (counted by <see cref="BulkLaneHost"/>); past that a new one is closed at once.
 /// </remarks>

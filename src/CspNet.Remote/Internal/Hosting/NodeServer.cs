@@ -103,7 +103,7 @@ internal sealed class NodeServer : IAsyncDisposable
         LaneServer? laneServer = null;
         try
         {
-            // The lane listens before the link does: a Hello's lane offer names its port.
+            // The clear-text lane listens before the link does: a Hello names its socket and port.
             if (lanes is not null)
             {
                 laneServer = await LaneServer.StartAsync(lanes, options, overTcp: sealedLane is null, cancellationToken).ConfigureAwait(false);
