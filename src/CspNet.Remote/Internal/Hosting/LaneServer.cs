@@ -24,7 +24,7 @@ namespace CspNet.Remote.Internal.Hosting;
 /// the value to its inbox, whose waiting Write resumes on its own thread. A TLS lane port stays on
 /// the Link endpoint's server with Kestrel's HTTPS middleware: the lane's own <c>SslStream</c>
 /// decrypting on this server's receive thread filled less (the receive and the decryption then take
-/// turns on one thread), and on the Link's server no more than the middleware (docs/DISTRIBUTED.md).
+/// turns on one thread), and with ThreadPool scheduling no more than the middleware (docs/DISTRIBUTED.md).
 /// At most <see cref="CspNodeOptions.MaxConnections"/> lane connections at once over both listeners
 /// (counted by <see cref="BulkLaneHost"/>); past that a new one is closed at once.
 /// </remarks>
