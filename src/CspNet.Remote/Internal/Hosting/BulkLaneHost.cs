@@ -18,7 +18,7 @@ namespace CspNet.Remote.Internal.Hosting;
 /// <summary>
 /// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter (for
 /// programs on this host) and a TCP port on the program's address (for the others; TLS with the
-/// link's certificates when the link is TLS), both served by Kestrel (<see cref="LaneServer"/>), and
+/// link's certificates when the link is TLS), both served by Kestrel beside the Link endpoint, and
 /// the secrets that tie each connection to one Link stream's <see cref="LaneInbox"/>.
 /// </summary>
 /// <remarks>
@@ -273,7 +273,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
     /// <summary>
     /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
-    /// most one 64 KiB block), and waking for each resumed the reader once per block. Below Kestrel's
+    /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
     /// input pause threshold (its 1 MiB request buffer), so the socket never stops while the reader waits.
     /// </summary>
     private const int WakeBytes = 256 << 10;

@@ -28,14 +28,12 @@ internal sealed class NodeServer : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly BulkLaneHost? _lanes;
-    private readonly LaneServer? _laneServer;
 
-    private NodeServer(WebApplication app, int port, BulkLaneHost? lanes, LaneServer? laneServer)
+    private NodeServer(WebApplication app, int port, BulkLaneHost? lanes)
     {
         _app = app;
         Port = port;
         _lanes = lanes;
-        _laneServer = laneServer;
     }
 
     internal int Port { get; }
@@ -53,17 +51,19 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
         ListenOptions? link = null;
-        ListenOptions? sealedLane = null;
+        ListenOptions? laneOverTcp = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             IPAddress address = IPAddress.Parse(options.Address);
-            if (lanes is not null && options.Certificate is not null)
+            if (lanes is not null)
             {
-                // The lane's TCP port sealed as the link is, on this server (see LaneServer: TLS
-                // decrypted on the socket's receive thread was slower).
+                // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
+                kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
+
+                // Programs on other hosts: the same lane over TCP, sealed as the link is.
                 kestrel.Listen(address, options.BulkLanePort, listen =>
                 {
-                    sealedLane = listen;
+                    laneOverTcp = listen;
                     UseLinkTls(listen, options);
                     listen.Run(lanes.ServeAsync);
                 });
@@ -100,37 +100,24 @@ internal sealed class NodeServer : IAsyncDisposable
 
         WebApplication app = builder.Build();
         app.MapGrpcService<LinkService>();
-        LaneServer? laneServer = null;
         try
         {
-            // The clear-text lane listens before the link does: a Hello names its socket and port.
-            if (lanes is not null)
-            {
-                laneServer = await LaneServer.StartAsync(lanes, options, overTcp: sealedLane is null, cancellationToken).ConfigureAwait(false);
-                lanes.TcpPort = laneServer.TcpPort;
-            }
-
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
-
-            // Kestrel writes the port it bound (port 0: a free one) back into the endpoint's options.
-            if (lanes is not null && sealedLane is not null)
-            {
-                lanes.TcpPort = sealedLane.IPEndPoint!.Port;
-            }
         }
         catch
         {
-            if (laneServer is not null)
-            {
-                await laneServer.DisposeAsync().ConfigureAwait(false);
-            }
-
             lanes?.Dispose();
             throw;
         }
 
+        // Kestrel writes the port it bound (port 0: a free one) back into each endpoint's options.
+        if (lanes is not null)
+        {
+            lanes.TcpPort = laneOverTcp!.IPEndPoint!.Port;
+        }
+
         runtime.Lanes = lanes;
-        return new NodeServer(app, link!.IPEndPoint!.Port, lanes, laneServer);
+        return new NodeServer(app, link!.IPEndPoint!.Port, lanes);
     }
 
     /// <summary>TLS with this program's certificate when it has one; mutual TLS when it also has the cluster's authority.</summary>
@@ -167,11 +154,6 @@ internal sealed class NodeServer : IAsyncDisposable
         finally
         {
             await _app.DisposeAsync().ConfigureAwait(false);
-            if (_laneServer is not null)
-            {
-                await _laneServer.DisposeAsync().ConfigureAwait(false);
-            }
-
             _lanes?.Dispose();
         }
     }

@@ -10,18 +10,18 @@ using Proto = CspNet.Remote.Protocol;
 namespace CspNet.Remote.Tests.Lane;
 
 /// <summary>
-/// The lane's own server (<see cref="LaneServer"/>): its bounds (a cap on connections, the secret
-/// within the peer timeout), its TLS port that speaks no clear text, and its stop, which leaves no
+/// The lane's listeners: their bounds (a cap on connections over both, the secret within the peer
+/// timeout), the TLS port that speaks no clear text, and the node's stop, which leaves no
 /// connection, socket file or directory behind.
 /// </summary>
-public sealed class LaneServerTests : IDisposable
+public sealed class LaneConnectionTests : IDisposable
 {
     private readonly ClusterCertificates _cluster = new();
 
     public void Dispose() => _cluster.Dispose();
 
     [LaneFact(Timeout = 60_000)]
-    public async Task LaneServer_ConnectionCapReached_NewConnectionClosedAndTheLaneInUseGoesOn()
+    public async Task LaneListeners_ConnectionCapReached_NewConnectionClosedAndTheLaneInUseGoesOn()
     {
         // Three connections at most, over both listeners: the lane in use (Unix socket) and two (TCP)
         // that have not said their secret yet.
@@ -54,7 +54,7 @@ public sealed class LaneServerTests : IDisposable
     [InlineData(false, 0)]
     [InlineData(false, 10)]
     [InlineData(true, 0)]
-    public async Task LaneServer_SecretNotSentWithinPeerTimeout_ConnectionClosed(bool overTcp, int partOfASecret)
+    public async Task LaneListeners_SecretNotSentWithinPeerTimeout_ConnectionClosed(bool overTcp, int partOfASecret)
     {
         await using TestSystem system = await TestSystem.StartAsync();
         CspNode home = await system.NodeAsync("home");
