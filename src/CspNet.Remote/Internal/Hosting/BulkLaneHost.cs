@@ -185,9 +185,10 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
                 byte[] secret = read.Buffer.Slice(0, BulkLane.SecretBytes).ToArray();
                 input.AdvanceTo(read.Buffer.GetPosition(BulkLane.SecretBytes));
-                inbox = Attach(secret);
-                if (inbox is null)
+                if (!_inboxes.TryGetValue(Key(secret), out inbox) || !inbox.TryAttach())
                 {
+                    inbox = null;
+                    Log.Refused(_logger, "no Link stream holds the secret it presented");
                     return;
                 }
             }
@@ -211,66 +212,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         }
     }
 
-    /// <summary>The inbox the secret opens, claimed for this connection; null (logged) when none is.</summary>
-    private LaneInbox? Attach(byte[] secret)
-    {
-        if (_inboxes.TryGetValue(Key(secret), out LaneInbox? inbox) && inbox.TryAttach())
-        {
-            return inbox;
-        }
-
-        Log.Refused(_logger, "no Link stream holds the secret it presented");
-        return null;
-    }
-
-    /// <summary>A payload's header checked against the stream's agreement and bounds; a broken one ends the lane.</summary>
-    private (ulong OpId, uint Length, bool BytesValue) ReadHeader(ReadOnlySpan<byte> header, LaneInbox inbox)
-    {
-        ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
-        uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
-        bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
-        uint length = lengthField & ~BulkLane.BytesValueFlag;
-        if (bytesValue && !inbox.TakesBytesValues)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value, which this stream's Hello did not agree to (Hello.lane_bytes).");
-        }
-
-        if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
-        {
-            throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
-        }
-
-        if (bytesValue && length == 0)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
-        }
-
-        return (opId, length, bytesValue);
-    }
-
-    private static void CheckPresence(ulong opId, byte presence)
-    {
-        if (presence != Serialization.Presence.Present)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
-        }
-    }
-
-    private void Deliver(LaneInbox inbox, ulong opId, LanePayload payload)
-    {
-        if (payload.Received)
-        {
-            // Counted before the reader can have it, so a test that has read the value sees the count.
-            Interlocked.Increment(ref _bytesValuesReceived);
-        }
-
-        if (!inbox.Deliver(opId, payload))
-        {
-            payload.Return();
-            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
-        }
-    }
-
     /// <summary>
     /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
     /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
@@ -290,12 +231,36 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
         Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
         read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
-        (ulong opId, uint length, bool bytesValue) = ReadHeader(header, inbox);
+        ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
+        uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
+        bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
+        uint length = lengthField & ~BulkLane.BytesValueFlag;
+        if (bytesValue && !inbox.TakesBytesValues)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value, which this stream's Hello did not agree to (Hello.lane_bytes).");
+        }
+
+        if (length > _options.MaxValueSize || length > inbox.MaxPendingBytes)
+        {
+            throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
+        }
+
         input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
         LanePayload payload = bytesValue
             ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
             : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
-        Deliver(inbox, opId, payload);
+        if (bytesValue)
+        {
+            // Counted before the reader can have it, so a test that has read the value sees the count.
+            Interlocked.Increment(ref _bytesValuesReceived);
+        }
+
+        if (!inbox.Deliver(opId, payload))
+        {
+            payload.Return();
+            throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
+        }
+
         return true;
     }
 
@@ -323,13 +288,22 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// </summary>
     private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
     {
+        if (length == 0)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
+        }
+
         ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
         if (read.Buffer.IsEmpty)
         {
             throw new InvalidDataException("The lane ended in the middle of a payload.");
         }
 
-        CheckPresence(opId, read.Buffer.FirstSpan[0]);
+        if (read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
+        }
+
         input.AdvanceTo(read.Buffer.GetPosition(1));
 
         // Every byte is overwritten by the copy in: no zeroing pass over a megabyte value.
