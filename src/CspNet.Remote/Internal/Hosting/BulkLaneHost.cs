@@ -10,7 +10,6 @@ using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Transport;
 using Microsoft.AspNetCore.Connections;
-using Microsoft.AspNetCore.Connections.Features;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal.Hosting;
@@ -157,20 +156,10 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         }
     }
 
-    /// <summary>
-    /// Aborts the connection when the server stops: a lane waits for payloads as long as its link
-    /// lives, so it would hold the server's stop until its timeout.
-    /// </summary>
-    private static CancellationTokenRegistration AbortOnServerStop(ConnectionContext connection) =>
-        connection.Features.Get<IConnectionLifetimeNotificationFeature>() is { } lifetime
-            ? lifetime.ConnectionClosedRequested.Register(static state => ((ConnectionContext)state!).Abort(new ConnectionAbortedException("The program's server stopped.")), connection)
-            : default;
-
     private async Task ServeConnectionAsync(ConnectionContext connection)
     {
         PipeReader input = connection.Transport.Input;
         LaneInbox? inbox = null;
-        using CancellationTokenRegistration stopping = AbortOnServerStop(connection);
         try
         {
             // The secret within the peer timeout; a connection that closes sooner ends the pipe. Not
