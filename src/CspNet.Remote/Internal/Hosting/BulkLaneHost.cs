@@ -33,6 +33,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
     private long _bytesValuesReceived;
+    private int _open;
 
     private BulkLaneHost(string directory, CspNodeOptions options, ILogger logger)
     {
@@ -112,9 +113,21 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <inheritdoc/>
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
-    /// <summary>Serves one connection to the lane socket (Kestrel's connection delegate).</summary>
+    /// <summary>
+    /// Serves one connection to the lane (Kestrel's connection delegate; on the TLS port, after
+    /// Kestrel's handshake) unless <see cref="CspNodeOptions.MaxConnections"/> lane connections are
+    /// open already over all the lane's listeners (Kestrel's own limit counts each listener apart):
+    /// then it is closed at once.
+    /// </summary>
     internal Task ServeAsync(ConnectionContext connection)
     {
+        if (Interlocked.Increment(ref _open) > _options.MaxConnections)
+        {
+            Interlocked.Decrement(ref _open);
+            Log.Refused(_logger, FormattableString.Invariant($"{_options.MaxConnections} lane connections are open already (CspNodeOptions.MaxConnections)"));
+            return Task.CompletedTask;
+        }
+
         Task serving = ServeConnectionAsync(connection);
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
@@ -139,6 +152,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         finally
         {
             _connections.TryRemove(connection, out _);
+            Interlocked.Decrement(ref _open);
         }
     }
 
