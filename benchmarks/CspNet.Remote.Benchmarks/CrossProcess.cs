@@ -24,6 +24,8 @@ namespace CspNet.Remote.Benchmarks;
 /// answers each burst of <see cref="NamedThroughput.Burst"/> with one value on a channel homed in
 /// the writer program).</item>
 /// <item><c>tcp</c>: <see cref="RawTcp.ServeAsync"/> on an accepted connection.</item>
+/// <item><c>uds</c>: the same on a Unix domain socket (the bulk lane's transport between programs
+/// on one host, so the named channel's same-host figures have their own raw baseline).</item>
 /// <item><c>grpc</c>: <see cref="RawGrpc.StartServerAsync"/>'s Kestrel server.</item>
 /// </list>
 /// Per size and per transport: warm-up, then rounds of at least <c>--round</c> seconds each; the
@@ -65,6 +67,7 @@ internal static class CrossProcess
         await using (Reader named = Reader.Start("named"))
         await using (Reader tcp = Reader.Start("tcp"))
         await using (Reader grpc = Reader.Start("grpc"))
+        await using (Reader uds = Reader.Start("uds"))
         {
             Uri nameServer = new(await named.ReadyAsync());
             Console.Error.WriteLine(Invariant($"writer pid {Environment.ProcessId}, named reader pid {named.ProcessId}, tcp reader pid {tcp.ProcessId}, grpc reader pid {grpc.ProcessId}"));
@@ -73,6 +76,7 @@ internal static class CrossProcess
             string[] tcpAddress = (await tcp.ReadyAsync()).Split(':');
             await using RawTcp rawTcp = await RawTcp.ConnectAsync(new IPEndPoint(IPAddress.Parse(tcpAddress[0]), int.Parse(tcpAddress[1], CultureInfo.InvariantCulture)));
             await using RawGrpc rawGrpc = RawGrpc.Connect(await grpc.ReadyAsync());
+            await using RawTcp rawUds = await RawTcp.ConnectAsync(new UnixDomainSocketEndPoint(await uds.ReadyAsync()));
             AltingChannelIn<byte[]> done = await writer.GetOne2OneInAsync<byte[]>("crossproc/done");
 
             foreach (int size in sync.Keys)
@@ -88,6 +92,11 @@ internal static class CrossProcess
                     {
                         await rawTcp.SendAsync(value, ack: true);
                         await rawTcp.ReceiveAckAsync();
+                    }),
+                    ("raw Unix socket write+ack", async () =>
+                    {
+                        await rawUds.SendAsync(value, ack: true);
+                        await rawUds.ReceiveAckAsync();
                     }),
                     ("raw gRPC write+ack", async () =>
                     {
@@ -137,6 +146,15 @@ internal static class CrossProcess
 
                         await rawTcp.ReceiveAckAsync();
                     }),
+                    ("raw Unix socket stream", async () =>
+                    {
+                        for (int i = 0; i < burst; i++)
+                        {
+                            await rawUds.SendAsync(value, ack: i == burst - 1);
+                        }
+
+                        await rawUds.ReceiveAckAsync();
+                    }),
                     ("raw gRPC stream", async () =>
                     {
                         for (int i = 0; i < burst; i++)
@@ -158,21 +176,21 @@ internal static class CrossProcess
 
         Console.WriteLine(Invariant($"Two OS programs on 127.0.0.1; {warmup} s warm-up, median of {rounds} rounds of >= {round} s; load {File.ReadAllText("/proc/loadavg").Trim()}"));
         Console.WriteLine();
-        Console.WriteLine("| value | named sync write | named, lane off | raw TCP write+ack | raw gRPC write+ack | named / raw TCP | named / raw gRPC | lane on / off |");
-        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| value | named sync write | named, lane off | raw TCP write+ack | raw Unix socket write+ack | raw gRPC write+ack | named / raw TCP | named / raw Unix socket | named / raw gRPC | lane on / off |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in sync)
         {
-            double named = Figure(row, "named sync write"), linkOnly = Figure(row, "named, lane off"), tcp = Figure(row, "raw TCP write+ack"), grpc = Figure(row, "raw gRPC write+ack");
-            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N1", " µs")} | {Cell(linkOnly, "N1", " µs")} | {Cell(tcp, "N1", " µs")} | {Cell(grpc, "N1", " µs")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
+            double named = Figure(row, "named sync write"), linkOnly = Figure(row, "named, lane off"), tcp = Figure(row, "raw TCP write+ack"), unix = Figure(row, "raw Unix socket write+ack"), grpc = Figure(row, "raw gRPC write+ack");
+            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N1", " µs")} | {Cell(linkOnly, "N1", " µs")} | {Cell(tcp, "N1", " µs")} | {Cell(unix, "N1", " µs")} | {Cell(grpc, "N1", " µs")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / unix, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
         }
 
         Console.WriteLine();
-        Console.WriteLine("| value | named buffered stream | named stream, lane off | raw TCP stream | raw gRPC stream | named / raw TCP | named / raw gRPC | lane on / off |");
-        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| value | named buffered stream | named stream, lane off | raw TCP stream | raw Unix socket stream | raw gRPC stream | named / raw TCP | named / raw Unix socket | named / raw gRPC | lane on / off |");
+        Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in stream)
         {
-            double named = Figure(row, "named buffered stream"), linkOnly = Figure(row, "named stream, lane off"), tcp = Figure(row, "raw TCP stream"), grpc = Figure(row, "raw gRPC stream");
-            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N0", " MB/s")} | {Cell(linkOnly, "N0", " MB/s")} | {Cell(tcp, "N0", " MB/s")} | {Cell(grpc, "N0", " MB/s")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
+            double named = Figure(row, "named buffered stream"), linkOnly = Figure(row, "named stream, lane off"), tcp = Figure(row, "raw TCP stream"), unix = Figure(row, "raw Unix socket stream"), grpc = Figure(row, "raw gRPC stream");
+            Console.WriteLine($"| {Describe(size)} | {Cell(named, "N0", " MB/s")} | {Cell(linkOnly, "N0", " MB/s")} | {Cell(tcp, "N0", " MB/s")} | {Cell(unix, "N0", " MB/s")} | {Cell(grpc, "N0", " MB/s")} | {Cell(named / tcp, "F2", "x")} | {Cell(named / unix, "F2", "x")} | {Cell(named / grpc, "F2", "x")} | {Cell(named / linkOnly, "F2", "x")} |");
         }
 
         return 0;
@@ -223,17 +241,21 @@ internal static class CrossProcess
             case "tcp":
                 using (Socket listener = RawTcp.NewSocket())
                 {
-                    listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
-                    listener.Listen(1);
-                    Console.WriteLine(ReadyPrefix + listener.LocalEndPoint);
-                    Task serving = Task.Run(async () =>
-                    {
-                        using Socket connection = await listener.AcceptAsync();
-                        await RawTcp.ServeAsync(connection);
-                    });
-                    await WaitForStdinCloseAsync();
-                    listener.Close();
-                    await serving.ContinueWith(_ => { }, TaskScheduler.Default);
+                    await ServeRawAsync(listener, new IPEndPoint(IPAddress.Loopback, 0), endPoint => endPoint.ToString()!);
+                }
+
+                return 0;
+            case "uds":
+                string directory = Directory.CreateTempSubdirectory("cspnet-crossproc-").FullName;
+                try
+                {
+                    using Socket listener = RawTcp.NewUnixSocket();
+                    string path = Path.Combine(directory, "raw.sock");
+                    await ServeRawAsync(listener, new UnixDomainSocketEndPoint(path), _ => path);
+                }
+                finally
+                {
+                    Directory.Delete(directory, recursive: true);
                 }
 
                 return 0;
@@ -248,8 +270,24 @@ internal static class CrossProcess
 
                 return 0;
             default:
-                throw new ArgumentException($"{ServeName} takes named, tcp or grpc, not '{kind}'.", nameof(kind));
+                throw new ArgumentException($"{ServeName} takes named, tcp, uds or grpc, not '{kind}'.", nameof(kind));
         }
+    }
+
+    /// <summary>The raw socket reader: prints where it listens, serves one connection until standard input closes.</summary>
+    private static async Task ServeRawAsync(Socket listener, EndPoint endPoint, Func<EndPoint, string> address)
+    {
+        listener.Bind(endPoint);
+        listener.Listen(1);
+        Console.WriteLine(ReadyPrefix + address(listener.LocalEndPoint!));
+        Task serving = Task.Run(async () =>
+        {
+            using Socket connection = await listener.AcceptAsync();
+            await RawTcp.ServeAsync(connection);
+        });
+        await WaitForStdinCloseAsync();
+        listener.Close();
+        await serving.ContinueWith(_ => { }, TaskScheduler.Default);
     }
 
     /// <summary>Reads bursts from the buffered channel; after each one, tells the writer program on its channel.</summary>

@@ -8,7 +8,8 @@ namespace CspNet.Remote.Benchmarks;
 /// The raw TCP baseline, the program a competent engineer writes: one loopback connection (both
 /// sockets with <see cref="Socket.NoDelay"/> and 4 MiB kernel buffers) between a client and a
 /// server loop, in this process or (<see cref="ConnectAsync"/>, <see cref="ServeAsync"/>) in
-/// another. A value travels as a 5-byte header (its length, little-endian int32, then 1 if the
+/// another; or the same over a Unix domain socket (<see cref="NewUnixSocket"/>), the transport the
+/// bulk lane takes between programs on one host. A value travels as a 5-byte header (its length, little-endian int32, then 1 if the
 /// server must answer) and its bytes; the server reads every value into one receive buffer it
 /// reuses (grown to the largest value seen) and answers one byte when asked.
 /// </summary>
@@ -44,10 +45,17 @@ internal sealed class RawTcp : IAsyncDisposable
         ReceiveBufferSize = SocketBufferSize,
     };
 
-    /// <summary>Connects a client to a server loop another program runs (<see cref="ServeAsync"/>).</summary>
+    /// <summary>A Unix domain socket as both ends use it: large kernel buffers (no Nagle to turn off).</summary>
+    internal static Socket NewUnixSocket() => new(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified)
+    {
+        SendBufferSize = SocketBufferSize,
+        ReceiveBufferSize = SocketBufferSize,
+    };
+
+    /// <summary>Connects a client to a server loop another program runs (<see cref="ServeAsync"/>), over TCP or a Unix domain socket.</summary>
     internal static async Task<RawTcp> ConnectAsync(EndPoint server)
     {
-        Socket client = NewSocket();
+        Socket client = server is UnixDomainSocketEndPoint ? NewUnixSocket() : NewSocket();
         try
         {
             await client.ConnectAsync(server);

@@ -190,7 +190,7 @@ public sealed class ReceivedBytesLaneTests
             await lane.SendAsync(header);
             await lane.SendAsync(payload);
             await client.SendAsync(new Proto.ClientFrame { Write = new Proto.Write { Handle = 1, OpId = 1, Lane = true } });
-            Assert.Equal(0, await lane.ReceiveAsync(new byte[1])); // the home closed it
+            await RawClient.AssertLaneClosedAsync(lane); // the home closed it
         }
 
         Proto.Completed aborted = await client.CompletedAsync();

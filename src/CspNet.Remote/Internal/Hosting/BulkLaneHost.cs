@@ -4,6 +4,7 @@ using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.IO;
 using System.IO.Pipelines;
+using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
@@ -28,7 +29,7 @@ namespace CspNet.Remote.Internal.Hosting;
 internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 {
     private readonly ConcurrentDictionary<string, LaneInbox> _inboxes = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<ConnectionContext, Task> _connections = new();
+    private readonly ConcurrentDictionary<object, Task> _connections = new(); // Kestrel's connections and the lane's own sockets
     private readonly string _directory;
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
@@ -119,16 +120,24 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// open already over all the lane's listeners (Kestrel's own limit counts each listener apart):
     /// then it is closed at once.
     /// </summary>
-    internal Task ServeAsync(ConnectionContext connection)
+    internal Task ServeAsync(ConnectionContext connection) =>
+        TryCount() ? Serve(connection, ServeConnectionAsync(connection)) : Task.CompletedTask;
+
+    /// <summary>Counts a new lane connection; false (logged) if the cap is reached: the caller closes it.</summary>
+    private bool TryCount()
     {
         if (Interlocked.Increment(ref _open) > _options.MaxConnections)
         {
             Interlocked.Decrement(ref _open);
             Log.Refused(_logger, FormattableString.Invariant($"{_options.MaxConnections} lane connections are open already (CspNodeOptions.MaxConnections)"));
-            return Task.CompletedTask;
+            return false;
         }
 
-        Task serving = ServeConnectionAsync(connection);
+        return true;
+    }
+
+    private Task Serve(object connection, Task serving)
+    {
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
     }
@@ -136,14 +145,26 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <summary>Closes every lane connection, as a failing socket would, and waits until each has ended; for tests of the fallback.</summary>
     internal async Task DropConnectionsAsync()
     {
-        foreach ((ConnectionContext connection, Task serving) in _connections)
+        foreach ((object connection, Task serving) in _connections)
         {
-            connection.Abort(new ConnectionAbortedException("The lane was dropped."));
+            Abort(connection);
             await serving.ConfigureAwait(false);
         }
     }
 
-    private async Task ForgetWhenDoneAsync(ConnectionContext connection, Task serving)
+    private static void Abort(object connection)
+    {
+        if (connection is ConnectionContext kestrels)
+        {
+            kestrels.Abort(new ConnectionAbortedException("The lane was dropped."));
+        }
+        else
+        {
+            ((Socket)connection).Dispose();
+        }
+    }
+
+    private async Task ForgetWhenDoneAsync(object connection, Task serving)
     {
         try
         {
@@ -174,10 +195,9 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
                 byte[] secret = read.Buffer.Slice(0, BulkLane.SecretBytes).ToArray();
                 input.AdvanceTo(read.Buffer.GetPosition(BulkLane.SecretBytes));
-                if (!_inboxes.TryGetValue(Key(secret), out inbox) || !inbox.TryAttach())
+                inbox = Attach(secret);
+                if (inbox is null)
                 {
-                    inbox = null;
-                    Log.Refused(_logger, "no Link stream holds the secret it presented");
                     return;
                 }
             }
@@ -220,6 +240,30 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
         Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
         read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
+        (ulong opId, uint length, bool bytesValue) = ParseHeader(header, inbox);
+        input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
+        LanePayload payload = bytesValue
+            ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
+            : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
+        Deliver(inbox, opId, payload, bytesValue);
+        return true;
+    }
+
+    /// <summary>The lane connection's inbox for <paramref name="secret"/>; null (logged) if no Link stream holds it or a connection has it already.</summary>
+    private LaneInbox? Attach(byte[] secret)
+    {
+        if (_inboxes.TryGetValue(Key(secret), out LaneInbox? inbox) && inbox.TryAttach())
+        {
+            return inbox;
+        }
+
+        Log.Refused(_logger, "no Link stream holds the secret it presented");
+        return null;
+    }
+
+    /// <summary>A payload's header: its op, its length and whether it is a <c>byte[]</c> value's encoding; a header that breaks the framing throws.</summary>
+    private (ulong OpId, uint Length, bool BytesValue) ParseHeader(ReadOnlySpan<byte> header, LaneInbox inbox)
+    {
         ulong opId = BinaryPrimitives.ReadUInt64LittleEndian(header);
         uint lengthField = BinaryPrimitives.ReadUInt32LittleEndian(header[8..]);
         bool bytesValue = (lengthField & BulkLane.BytesValueFlag) != 0;
@@ -234,10 +278,17 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             throw new InvalidDataException($"A lane payload of {length:N0} bytes is larger than the largest value allowed.");
         }
 
-        input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
-        LanePayload payload = bytesValue
-            ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
-            : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
+        if (bytesValue && length == 0)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
+        }
+
+        return (opId, length, bytesValue);
+    }
+
+    /// <summary>Hands a whole payload to its Write; a payload the inbox refuses breaks the framing.</summary>
+    private void Deliver(LaneInbox inbox, ulong opId, LanePayload payload, bool bytesValue)
+    {
         if (bytesValue)
         {
             // Counted before the reader can have it, so a test that has read the value sees the count.
@@ -249,8 +300,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             payload.Return();
             throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
         }
-
-        return true;
     }
 
     /// <summary>A payload into a pooled array, decoded (copied) by the end's codec when its write comes.</summary>
@@ -277,21 +326,13 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// </summary>
     private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
     {
-        if (length == 0)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but is empty: a byte[] value's encoding starts with the presence byte 1.");
-        }
-
         ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
         if (read.Buffer.IsEmpty)
         {
             throw new InvalidDataException("The lane ended in the middle of a payload.");
         }
 
-        if (read.Buffer.FirstSpan[0] != Serialization.Presence.Present)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
-        }
+        CheckPresence(read.Buffer.FirstSpan[0], opId);
 
         input.AdvanceTo(read.Buffer.GetPosition(1));
 
@@ -299,6 +340,14 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         byte[] value = GC.AllocateUninitializedArray<byte>((int)length - 1);
         await FillAsync(input, value, value.Length, cancellationToken).ConfigureAwait(false);
         return LanePayload.ReceivedBytes(value);
+    }
+
+    private static void CheckPresence(byte presence, ulong opId)
+    {
+        if (presence != Serialization.Presence.Present)
+        {
+            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
+        }
     }
 
     private static async Task FillAsync(PipeReader input, byte[] target, int length, CancellationToken cancellationToken)
@@ -322,6 +371,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 
     public void Dispose()
     {
+        _stopping.Dispose();
         try
         {
             Directory.Delete(_directory, recursive: true);
@@ -336,5 +386,8 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     {
         [LoggerMessage(1, LogLevel.Warning, "A bulk lane connection was closed: {Reason}")]
         internal static partial void Refused(ILogger logger, string reason);
+
+        [LoggerMessage(2, LogLevel.Error, "A bulk lane listener stopped accepting connections: {Reason}. New links keep their values on the link.")]
+        internal static partial void ListenerFailed(ILogger logger, string reason);
     }
 }

@@ -55,12 +55,10 @@ internal sealed class NodeServer : IAsyncDisposable
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             IPAddress address = IPAddress.Parse(options.Address);
-            if (lanes is not null)
+            if (lanes is not null && options.Certificate is not null)
             {
-                // Raw bytes, not HTTP: Kestrel accepts the connections and hands their pipes to the lane.
-                kestrel.ListenUnixSocket(lanes.SocketPath, listen => listen.Run(lanes.ServeAsync));
-
-                // Programs on other hosts: the same lane over TCP, sealed as the link is.
+                // Programs on other hosts: the lane over TCP, sealed as the link is (Kestrel's HTTPS
+                // middleware, then the decrypted bytes in its connection pipe).
                 kestrel.Listen(address, options.BulkLanePort, listen =>
                 {
                     laneOverTcp = listen;
@@ -102,18 +100,34 @@ internal sealed class NodeServer : IAsyncDisposable
         app.MapGrpcService<LinkService>();
         try
         {
+            if (lanes is not null)
+            {
+                // Clear-text lanes on the lane's own sockets: each payload straight from the kernel
+                // into its value's array (BulkLaneHost.Sockets.cs says why not through Kestrel).
+                lanes.ListenOnUnixSocket();
+                if (options.Certificate is null)
+                {
+                    lanes.TcpPort = lanes.ListenOnTcp(IPAddress.Parse(options.Address), options.BulkLanePort);
+                }
+            }
+
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
         }
         catch
         {
-            lanes?.Dispose();
+            if (lanes is not null)
+            {
+                await lanes.StopListeningAsync().ConfigureAwait(false);
+                lanes.Dispose();
+            }
+
             throw;
         }
 
-        // Kestrel writes the port it bound (port 0: a free one) back into each endpoint's options.
-        if (lanes is not null)
+        // Kestrel writes the port it bound (port 0: a free one) back into the TLS lane's options.
+        if (laneOverTcp is not null)
         {
-            lanes.TcpPort = laneOverTcp!.IPEndPoint!.Port;
+            lanes!.TcpPort = laneOverTcp.IPEndPoint!.Port;
         }
 
         runtime.Lanes = lanes;
@@ -154,7 +168,11 @@ internal sealed class NodeServer : IAsyncDisposable
         finally
         {
             await _app.DisposeAsync().ConfigureAwait(false);
-            _lanes?.Dispose();
+            if (_lanes is not null)
+            {
+                await _lanes.StopListeningAsync().ConfigureAwait(false);
+                _lanes.Dispose();
+            }
         }
     }
 }
