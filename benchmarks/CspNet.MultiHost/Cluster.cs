@@ -66,7 +66,10 @@ internal sealed class Cluster : IAsyncDisposable
     }
 
     /// <summary>Starts one of this program's roles (node, fill-read...) on <paramref name="host"/>.</summary>
-    internal Child StartRole(int host, string role, params string[] arguments)
+    internal Child StartRole(int host, string role, params string[] arguments) => StartRole(host, role, [], arguments);
+
+    /// <summary>Starts one of this program's roles on <paramref name="host"/> with more <paramref name="environment"/>.</summary>
+    internal Child StartRole(int host, string role, IEnumerable<KeyValuePair<string, string>> environment, params string[] arguments)
     {
         (string certificate, string key, string authority) = Files(host);
         ProcessStartInfo start = Rig.InHost(host, "dotnet",
@@ -75,6 +78,11 @@ internal sealed class Cluster : IAsyncDisposable
         start.Environment["CSPNET_CERTIFICATE_FILE"] = certificate;
         start.Environment["CSPNET_CERTIFICATE_KEY_FILE"] = key;
         start.Environment["CSPNET_TRUSTED_CERTIFICATE_FILE"] = authority;
+        foreach ((string name, string value) in environment)
+        {
+            start.Environment[name] = value;
+        }
+
         return Start(start, "node@" + host);
     }
 
