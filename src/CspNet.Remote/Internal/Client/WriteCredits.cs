@@ -24,7 +24,6 @@ internal sealed class WriteCredits
     private bool _stopped;          // the home is moving: no credit is spent any more
     private Action? _whenStopped;   // answers the stop once no offer holds a credit
     private volatile string? _poisoned;
-    private bool _everGranted;
 
     /// <summary>Held while a writer decides between a credited and a plain write and queues its frames.</summary>
     internal Lock Gate { get; } = new();
@@ -32,14 +31,10 @@ internal sealed class WriteCredits
     /// <summary>Why writes on the end fail from now on (the channel is poisoned), or null.</summary>
     internal string? Poisoned => _poisoned;
 
-    /// <summary>Whether the home has granted this end credits at all (it grants none for an unbuffered channel).</summary>
-    internal bool EverGranted => Volatile.Read(ref _everGranted);
-
     internal void Grant(int count)
     {
         lock (Gate)
         {
-            Volatile.Write(ref _everGranted, true);
             if (!_stopped)
             {
                 _available += count;
