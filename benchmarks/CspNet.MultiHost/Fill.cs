@@ -18,13 +18,13 @@ internal static class Fill
 {
     private const int Port = 5555;
 
-    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds, bool[] lanes)
+    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds, int warmup, bool[] lanes)
     {
         await using Cluster cluster = await Cluster.CreateAsync(3);
         await cluster.StartNameServerAsync(0);
-        Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after 1 s of warm-up; MB/s = 10^6 bytes/s; load {Load()}");
-        Console.WriteLine("| link | value | named buffered channel (TLS) | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear |");
-        Console.WriteLine("|---|---:|---:|---|---:|---:|---:|---:|");
+        Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after a warm-up of {warmup} s or more (until the reader's JIT is quiet); MB/s = 10^6 bytes/s; load {Load()}");
+        Console.WriteLine("| link | value | named buffered channel (TLS) | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear | named reader's warm-up; its JIT while measured |");
+        Console.WriteLine("|---|---:|---:|---|---:|---:|---:|---:|---:|");
         foreach (string rate in rates)
         {
             await cluster.Rig.LimitRateAsync(2, rate == "none" ? null : rate);
@@ -32,16 +32,17 @@ internal static class Fill
             {
                 string text = size.ToString(CultureInfo.InvariantCulture);
                 string duration = seconds.ToString(CultureInfo.InvariantCulture);
+                string warm = warmup.ToString(CultureInfo.InvariantCulture);
                 string ns = cluster.NameServerUri(0).ToString();
-                double tls = await PairAsync(cluster, ["tcp-read", "--tls", "--seconds", duration], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
-                double clear = await PairAsync(cluster, ["tcp-read", "--seconds", duration], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                (double tls, _, _) = await PairAsync(cluster, ["tcp-read", "--tls", "--seconds", duration, "--warmup", warm], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                (double clear, _, _) = await PairAsync(cluster, ["tcp-read", "--seconds", duration, "--warmup", warm], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
                 foreach (bool lane in lanes)
                 {
                     string[] noLane = lane ? [] : ["--no-lane"];
                     string name = $"fill{text}{(lane ? "lane" : "link")}";
-                    double named = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--seconds", duration, .. noLane],
+                    (double named, double jitMs, double warmed) = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--seconds", duration, "--warmup", warm, .. noLane],
                         ["fill-write", "--nameserver", ns, "--name", name, "--size", text, .. noLane]);
-                    Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x |");
+                    Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x | {warmed:0} s; {jitMs:0} ms |");
                 }
             }
         }
@@ -64,25 +65,28 @@ internal static class Fill
         new("DOTNET_GCGen0MaxBudget", "0x4000000"),
     ];
 
-    /// <summary>Runs a reader on host 1 and a writer on host 2; the reader's MB/s.</summary>
-    private static async Task<double> PairAsync(Cluster cluster, string[] reader, string[] writer)
+    /// <summary>
+    /// Runs a reader on host 1 and a writer on host 2; the reader's MB/s, the milliseconds its JIT
+    /// compiled while it measured (next to none, once warm) and the seconds it warmed up.
+    /// </summary>
+    private static async Task<(double MBps, double JitMs, double Warmed)> PairAsync(Cluster cluster, string[] reader, string[] writer)
     {
         await using Child read = cluster.StartRole(1, reader[0], LargeValueGc, reader[1..]);
         await read.WaitForAsync("ready", TimeSpan.FromMinutes(1));
         await using Child write = cluster.StartRole(2, writer[0], LargeValueGc, writer[1..]);
-        string line = await read.WaitForAsync("fill ", TimeSpan.FromMinutes(2));
-        return double.Parse(line.Split(' ')[1], CultureInfo.InvariantCulture);
+        string[] line = (await read.WaitForAsync("fill ", TimeSpan.FromMinutes(2))).Split(' ');
+        return (double.Parse(line[1], CultureInfo.InvariantCulture), double.Parse(line[2], CultureInfo.InvariantCulture), double.Parse(line[3], CultureInfo.InvariantCulture));
     }
 
     private static string Size(int bytes) => bytes >= 1 << 20 ? $"{bytes >> 20} MB" : bytes >= 1 << 10 ? $"{bytes >> 10} KB" : $"{bytes} B";
 
-    /// <summary>The reader of a buffered named channel: counts bytes for <paramref name="seconds"/> after a second of warm-up.</summary>
-    internal static async Task<int> NamedReadAsync(CspNodeOptions options, string name, int seconds)
+    /// <summary>The reader of a buffered named channel: counts bytes for <paramref name="seconds"/> after <paramref name="warmup"/> seconds of warm-up.</summary>
+    internal static async Task<int> NamedReadAsync(CspNodeOptions options, string name, int seconds, int warmup)
     {
         await using CspNode node = await CspNode.StartAsync(options);
         AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync(name, new FifoBuffer<byte[]>(8));
         Console.WriteLine("ready");
-        return await MeasureAsync(seconds, async () => (await input.ReadAsync()).Length);
+        return await MeasureAsync(seconds, warmup, async () => (await input.ReadAsync()).Length);
     }
 
     /// <summary>The writer: one value of <paramref name="size"/> bytes, written again and again.</summary>
@@ -102,7 +106,7 @@ internal static class Fill
     /// Raw TCP's reader: length-prefixed frames into one reused buffer (over TLS with the host's
     /// certificate when <paramref name="tls"/> is set), counted as <see cref="NamedReadAsync"/> counts.
     /// </summary>
-    internal static async Task<int> TcpReadAsync(string address, X509Certificate2? tls, int seconds)
+    internal static async Task<int> TcpReadAsync(string address, X509Certificate2? tls, int seconds, int warmup)
     {
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         listener.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
@@ -122,7 +126,7 @@ internal static class Fill
 
         byte[] header = new byte[4];
         byte[] buffer = [];
-        return await MeasureAsync(seconds, async () =>
+        return await MeasureAsync(seconds, warmup, async () =>
         {
             await stream.ReadExactlyAsync(header);
             int length = BinaryPrimitives.ReadInt32LittleEndian(header);
@@ -161,22 +165,52 @@ internal static class Fill
         }
     }
 
-    private static async Task<int> MeasureAsync(int seconds, Func<Task<int>> receive)
+    /// <summary>The most JIT time one second of warm-up may still take for the program to count as warm.</summary>
+    private static readonly TimeSpan QuietJit = TimeSpan.FromMilliseconds(20);
+
+    /// <summary>
+    /// Counts what <paramref name="receive"/> brings for <paramref name="seconds"/>, after a warm-up
+    /// of at least <paramref name="warmup"/> seconds that goes on (at most a minute in all) until a
+    /// second passes in which the JIT compiled for less than <see cref="QuietJit"/>: tiered
+    /// compilation recompiles the hot paths for seconds, and the named pair runs far more code
+    /// (TLS, HTTP/2, gRPC, the channel) than the raw ones. Prints the rate, the JIT time while
+    /// measuring and the warm-up's length.
+    /// </summary>
+    private static async Task<int> MeasureAsync(int seconds, int warmup, Func<Task<int>> receive)
     {
-        long warmUpEnd = Stopwatch.GetTimestamp() + Stopwatch.Frequency;
-        while (Stopwatch.GetTimestamp() < warmUpEnd)
+        long warming = Stopwatch.GetTimestamp();
+        await ReceiveForAsync(TimeSpan.FromSeconds(warmup), receive);
+        while (Stopwatch.GetElapsedTime(warming) < TimeSpan.FromMinutes(1))
         {
-            await receive();
+            TimeSpan compiled = System.Runtime.JitInfo.GetCompilationTime();
+            await ReceiveForAsync(TimeSpan.FromSeconds(1), receive);
+            if (System.Runtime.JitInfo.GetCompilationTime() - compiled < QuietJit)
+            {
+                break;
+            }
         }
 
+        double warmed = Stopwatch.GetElapsedTime(warming).TotalSeconds;
         long bytes = 0;
+        TimeSpan jitBefore = System.Runtime.JitInfo.GetCompilationTime();
         long start = Stopwatch.GetTimestamp();
         while (Stopwatch.GetElapsedTime(start).TotalSeconds < seconds)
         {
             bytes += await receive();
         }
 
-        Console.WriteLine($"fill {bytes / Stopwatch.GetElapsedTime(start).TotalSeconds / 1e6:0.0}");
+        double rate = bytes / Stopwatch.GetElapsedTime(start).TotalSeconds / 1e6;
+        double jitMs = (System.Runtime.JitInfo.GetCompilationTime() - jitBefore).TotalMilliseconds;
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"fill {rate:0.0} {jitMs:0.0} {warmed:0.0}"));
         return 0;
+    }
+
+    private static async Task ReceiveForAsync(TimeSpan duration, Func<Task<int>> receive)
+    {
+        long start = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(start) < duration)
+        {
+            await receive();
+        }
     }
 }

@@ -49,14 +49,15 @@ scale.SetAction(result => Cli.Report(async () =>
 var rates = Cli.List("--rates", "link rates for tc tbf, or none", "RATES", text => text);
 var sizes = Cli.List("--sizes", "value sizes in bytes", "SIZES", text => (int)Cli.ParseCount(text, 1024, 1, 64 << 20, "--sizes"));
 var seconds = Cli.IntCount("--seconds", "seconds measured per figure", 5, 1, 600);
+var warmup = Cli.IntCount("--warmup", "seconds of warm-up before each figure", 3, 1, 600);
 bool[] laneOn = [true], laneOff = [false], laneBoth = [true, false];
 var lane = Cli.Choice("--lane", "the named channel with the bulk lane, without it, or both", "both", ("on", laneOn), ("off", laneOff), ("both", laneBoth));
-var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds, lane };
+var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds, warmup, lane };
 fill.SetAction(result => Cli.Report(() =>
 {
     string[] r = result.GetValue(rates) is { Length: > 0 } given ? given : ["1gbit", "10gbit", "none"];
     int[] s = result.GetValue(sizes) is { Length: > 0 } chosen ? chosen : [64 << 10, 1 << 20, 4 << 20];
-    return Fill.RunAsync(r, s, result.GetValue(seconds), result.GetValue(lane)!.Value);
+    return Fill.RunAsync(r, s, result.GetValue(seconds), result.GetValue(warmup), result.GetValue(lane)!.Value);
 }));
 
 return await Cli.RunAsync(
@@ -96,9 +97,9 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
     async Task<int> RunChosenRoleAsync() => role switch
     {
         "node" => await Node.RunAsync(Options(), Get("--replica") is { } replica ? new Uri(replica) : null, Int("--index"), Int("--programs"), Int("--names"), Int("--values"), TimeSpan.FromSeconds(Int("--peer-timeout"))),
-        "fill-read" => await Fill.NamedReadAsync(Options(), Get("--name")!, Int("--seconds")),
+        "fill-read" => await Fill.NamedReadAsync(Options(), Get("--name")!, Int("--seconds"), Int("--warmup")),
         "fill-write" => await Fill.NamedWriteAsync(Options(), Get("--name")!, Int("--size")),
-        "tcp-read" => await Fill.TcpReadAsync(address, rest.Contains("--tls") ? certificate : null, Int("--seconds")),
+        "tcp-read" => await Fill.TcpReadAsync(address, rest.Contains("--tls") ? certificate : null, Int("--seconds"), Int("--warmup")),
         _ => await Fill.TcpWriteAsync(Get("--peer")!, rest.Contains("--tls") ? authority : null, Int("--size")),
     };
 }
