@@ -23,8 +23,8 @@ internal static class Fill
         await using Cluster cluster = await Cluster.CreateAsync(3);
         await cluster.StartNameServerAsync(0);
         Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after a warm-up of {warmup} s or more (until the reader's JIT is quiet); MB/s = 10^6 bytes/s; load {Load()}");
-        Console.WriteLine("| link | value | named buffered channel (TLS) | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear | named reader's warm-up; its JIT while measured |");
-        Console.WriteLine("|---|---:|---:|---|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| link | value | named buffered channel (TLS) | buffer | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear | named reader's warm-up; its JIT while measured |");
+        Console.WriteLine("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|");
         foreach (string rate in rates)
         {
             await cluster.Rig.LimitRateAsync(2, rate == "none" ? null : rate);
@@ -40,9 +40,9 @@ internal static class Fill
                 {
                     string[] noLane = lane ? [] : ["--no-lane"];
                     string name = $"fill{text}{(lane ? "lane" : "link")}";
-                    (double named, double jitMs, double warmed) = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--seconds", duration, "--warmup", warm, .. noLane],
+                    (double named, double jitMs, double warmed) = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--buffer", BufferFor(size).ToString(CultureInfo.InvariantCulture), "--seconds", duration, "--warmup", warm, .. noLane],
                         ["fill-write", "--nameserver", ns, "--name", name, "--size", text, .. noLane]);
-                    Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x | {warmed:0} s; {jitMs:0} ms |");
+                    Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {BufferFor(size)} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x | {warmed:0} s; {jitMs:0} ms |");
                 }
             }
         }
@@ -50,6 +50,13 @@ internal static class Fill
         Console.WriteLine($"# load at the end {Load()}");
         return 0;
     }
+
+    /// <summary>
+    /// The named channel's buffer for values of <paramref name="size"/> bytes: room for the 8 MiB the
+    /// raw pairs' socket buffers hold, at least 8 values and at most the 64 a writer's credits cover
+    /// (<c>CreditGrants.MaxWindow</c>), as a user sizes a stream's buffer to the link.
+    /// </summary>
+    internal static int BufferFor(int size) => Math.Clamp((8 << 20) / size, 8, 64);
 
     private static string Load() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ')[..3]) : "unknown";
 
@@ -81,10 +88,10 @@ internal static class Fill
     private static string Size(int bytes) => bytes >= 1 << 20 ? $"{bytes >> 20} MB" : bytes >= 1 << 10 ? $"{bytes >> 10} KB" : $"{bytes} B";
 
     /// <summary>The reader of a buffered named channel: counts bytes for <paramref name="seconds"/> after <paramref name="warmup"/> seconds of warm-up.</summary>
-    internal static async Task<int> NamedReadAsync(CspNodeOptions options, string name, int seconds, int warmup)
+    internal static async Task<int> NamedReadAsync(CspNodeOptions options, string name, int buffer, int seconds, int warmup)
     {
         await using CspNode node = await CspNode.StartAsync(options);
-        AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync(name, new FifoBuffer<byte[]>(8));
+        AltingChannelIn<byte[]> input = await node.GetOne2OneInAsync(name, new FifoBuffer<byte[]>(buffer));
         Console.WriteLine("ready");
         return await MeasureAsync(seconds, warmup, async () => (await input.ReadAsync()).Length);
     }

@@ -97,7 +97,7 @@ static async Task<int> RunRoleAsync(string role, string[] rest)
     async Task<int> RunChosenRoleAsync() => role switch
     {
         "node" => await Node.RunAsync(Options(), Get("--replica") is { } replica ? new Uri(replica) : null, Int("--index"), Int("--programs"), Int("--names"), Int("--values"), TimeSpan.FromSeconds(Int("--peer-timeout"))),
-        "fill-read" => await Fill.NamedReadAsync(Options(), Get("--name")!, Int("--seconds"), Int("--warmup")),
+        "fill-read" => await Fill.NamedReadAsync(Options(), Get("--name")!, Int("--buffer"), Int("--seconds"), Int("--warmup")),
         "fill-write" => await Fill.NamedWriteAsync(Options(), Get("--name")!, Int("--size")),
         "tcp-read" => await Fill.TcpReadAsync(address, rest.Contains("--tls") ? certificate : null, Int("--seconds"), Int("--warmup")),
         _ => await Fill.TcpWriteAsync(Get("--peer")!, rest.Contains("--tls") ? authority : null, Int("--size")),

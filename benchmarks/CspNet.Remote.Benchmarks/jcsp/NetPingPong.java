@@ -17,6 +17,8 @@ import jcsp.net2.ObjectNetworkMessageFilter;
 import jcsp.net2.RawNetworkMessageFilter;
 import jcsp.net2.tcpip.TCPIPNodeAddress;
 
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.ArrayList;
@@ -130,7 +132,7 @@ public final class NetPingPong
         output.write(new byte[0]); // tells the reader to end
 
         String filter = raw ? "RawNetworkMessageFilter" : "ObjectNetworkMessageFilter";
-        System.out.printf(Locale.ROOT, "JCSP net2, two OS programs on 127.0.0.1 (%s, Java %s); %s s warm-up, median of %d rounds of >= %s s; load %s%n",
+        System.out.printf(Locale.ROOT, "JCSP net2, two OS programs on 127.0.0.1 (%s, Java %s); a warm-up of %s s or more (until the writer's JIT is quiet), median of %d rounds of >= %s s; load %s%n",
             filter, System.getProperty("java.version"), trim(warmup), rounds, trim(round), loadAverage());
         printTable("JCSP net2 sync write", syncSizes, syncMicros, "%,.1f µs");
         printTable("JCSP net2 asyncWrite stream", streamSizes, streamMBs, "%,.0f MB/s");
@@ -157,10 +159,30 @@ public final class NetPingPong
         void run() throws Exception;
     }
 
-    /** Runs the operation for the warm-up, then the rounds; returns the median round's µs per value. */
+    /** The most JIT time one second of warm-up may still take for the writer to count as warm. */
+    private static final long QUIET_JIT_MILLIS = 20;
+
+    /**
+     * Runs the operation for the warm-up, then the rounds; returns the median round's µs per value.
+     * The warm-up lasts the given seconds or more: it goes on (at most a minute) until a second
+     * passes in which the JVM's JIT compiled for less than QUIET_JIT_MILLIS, the rule the .NET
+     * programs' warm-up follows.
+     */
     private static double measure(Operation operation, int valuesPerOperation, double warmup, double round, int rounds) throws Exception
     {
+        long warming = System.nanoTime();
         runFor(operation, valuesPerOperation, warmup);
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        while (jit != null && jit.isCompilationTimeMonitoringSupported() && System.nanoTime() - warming < 60_000_000_000L)
+        {
+            long compiled = jit.getTotalCompilationTime();
+            runFor(operation, valuesPerOperation, 1);
+            if (jit.getTotalCompilationTime() - compiled < QUIET_JIT_MILLIS)
+            {
+                break;
+            }
+        }
+
         List<Double> figures = new ArrayList<>();
         for (int i = 0; i < rounds; i++)
         {
