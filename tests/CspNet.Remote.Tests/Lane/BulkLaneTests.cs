@@ -377,6 +377,23 @@ public sealed class BulkLaneTests
         /// Asserts that the home closed the lane connection: the end of the stream, or a reset (a
         /// socket closed with bytes it had not read is reset by the kernel).
         /// </summary>
+        /// <summary>Returns once the home has closed or reset the connection, reading what it sends before that (a TLS alert at most); the test's timeout fails it otherwise.</summary>
+        internal static async Task ClosedByTheHomeAsync(Socket socket)
+        {
+            byte[] buffer = new byte[256];
+            try
+            {
+                while (await socket.ReceiveAsync(buffer) > 0)
+                {
+                    // A TLS alert at most.
+                }
+            }
+            catch (SocketException)
+            {
+                // Reset: closed as well.
+            }
+        }
+
         internal static async Task AssertLaneClosedAsync(Socket lane)
         {
             try

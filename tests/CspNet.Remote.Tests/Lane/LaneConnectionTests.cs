@@ -39,7 +39,7 @@ public sealed class LaneConnectionTests : IDisposable
         // With its live secret, this lane would be kept open: it is closed because the cap is reached.
         using (Socket overCap = await second.OpenLaneAsync(second.Hello.LaneSecret.Memory))
         {
-            await ClosedByTheHomeAsync(overCap);
+            await BulkLaneTests.RawClient.ClosedByTheHomeAsync(overCap);
         }
 
         byte[] encoded = [1, .. Enumerable.Repeat((byte)9, 40_000)];
@@ -63,7 +63,7 @@ public sealed class LaneConnectionTests : IDisposable
 
         using Socket lane = overTcp ? await client.OpenTcpLaneAsync(part) : await client.OpenLaneAsync(part);
 
-        await ClosedByTheHomeAsync(lane); // the test's timeout fails it if the home waits for ever
+        await BulkLaneTests.RawClient.ClosedByTheHomeAsync(lane); // the test's timeout fails it if the home waits for ever
     }
 
     [LaneFact(Timeout = 60_000)]
@@ -79,7 +79,7 @@ public sealed class LaneConnectionTests : IDisposable
         {
             await plain.ConnectAsync("127.0.0.1", host.Lanes!.TcpPort);
             await plain.SendAsync(new byte[BulkLane.SecretBytes + BulkLane.HeaderBytes]);
-            await ClosedByTheHomeAsync(plain);
+            await BulkLaneTests.RawClient.ClosedByTheHomeAsync(plain);
         }
 
         byte[] value = new byte[1 << 20];
@@ -107,8 +107,8 @@ public sealed class LaneConnectionTests : IDisposable
 
         await home.DisposeAsync();
 
-        await ClosedByTheHomeAsync(attached);
-        await ClosedByTheHomeAsync(waitingForItsSecret);
+        await BulkLaneTests.RawClient.ClosedByTheHomeAsync(attached);
+        await BulkLaneTests.RawClient.ClosedByTheHomeAsync(waitingForItsSecret);
         Assert.False(Directory.Exists(directory));
         Assert.False(File.Exists(client.Hello.LanePath));
         try
@@ -118,23 +118,6 @@ public sealed class LaneConnectionTests : IDisposable
         catch (Exception e) when (e is RpcException or InvalidOperationException)
         {
             // The home is gone: its stream ended with it.
-        }
-    }
-
-    /// <summary>Returns once the home has closed or reset the connection (the test's timeout fails it otherwise).</summary>
-    private static async Task ClosedByTheHomeAsync(Socket socket)
-    {
-        byte[] buffer = new byte[256];
-        try
-        {
-            while (await socket.ReceiveAsync(buffer) > 0)
-            {
-                // A TLS alert at most.
-            }
-        }
-        catch (SocketException)
-        {
-            // Reset: closed as well.
         }
     }
 

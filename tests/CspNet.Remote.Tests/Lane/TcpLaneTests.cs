@@ -169,24 +169,7 @@ public sealed class TcpLaneTests : IDisposable
         using var plain = new Socket(SocketType.Stream, ProtocolType.Tcp);
         await plain.ConnectAsync("127.0.0.1", port);
         await plain.SendAsync(new byte[BulkLane.SecretBytes + 12]);
-        await ClosedByTheHomeAsync(plain);
-    }
-
-    /// <summary>Returns once the home has closed or reset the connection (the test's timeout fails it otherwise).</summary>
-    private static async Task ClosedByTheHomeAsync(Socket socket)
-    {
-        byte[] buffer = new byte[256];
-        try
-        {
-            while (await socket.ReceiveAsync(buffer) > 0)
-            {
-                // A TLS alert at most.
-            }
-        }
-        catch (SocketException)
-        {
-            // Reset: closed as well.
-        }
+        await BulkLaneTests.RawClient.ClosedByTheHomeAsync(plain);
     }
 
     private void Sealed(CspNodeOptions options)
