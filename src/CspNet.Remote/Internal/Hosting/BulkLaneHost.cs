@@ -1,16 +1,13 @@
 using System;
-using System.Buffers;
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
 using System.IO;
-using System.IO.Pipelines;
 using System.Net.Sockets;
 using System.Security.Cryptography;
 using System.Threading;
 using System.Threading.Tasks;
 using CspNet.Remote.Internal.Homes;
 using CspNet.Remote.Internal.Transport;
-using Microsoft.AspNetCore.Connections;
 using Microsoft.Extensions.Logging;
 
 namespace CspNet.Remote.Internal.Hosting;
@@ -18,8 +15,8 @@ namespace CspNet.Remote.Internal.Hosting;
 /// <summary>
 /// The home's end of bulk lanes: a Unix domain socket in a directory only this user can enter (for
 /// programs on this host) and a TCP port on the program's address (for the others; TLS with the
-/// link's certificates when the link is TLS), both served by Kestrel beside the Link endpoint, and
-/// the secrets that tie each connection to one Link stream's <see cref="LaneInbox"/>.
+/// link's certificates when the link is TLS), both on sockets of the lane's own beside Kestrel's Link
+/// endpoint, and the secrets that tie each connection to one Link stream's <see cref="LaneInbox"/>.
 /// </summary>
 /// <remarks>
 /// A connection that does not open with a live secret within the peer timeout, or that breaks the
@@ -29,7 +26,7 @@ namespace CspNet.Remote.Internal.Hosting;
 internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
 {
     private readonly ConcurrentDictionary<string, LaneInbox> _inboxes = new(StringComparer.Ordinal);
-    private readonly ConcurrentDictionary<object, Task> _connections = new(); // Kestrel's connections and the lane's own sockets
+    private readonly ConcurrentDictionary<Socket, Task> _connections = new();
     private readonly string _directory;
     private readonly CspNodeOptions _options;
     private readonly ILogger _logger;
@@ -114,15 +111,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <inheritdoc/>
     public void Close(byte[] secret) => _inboxes.TryRemove(Key(secret), out _);
 
-    /// <summary>
-    /// Serves one connection to the lane (Kestrel's connection delegate; on the TLS port, after
-    /// Kestrel's handshake) unless <see cref="CspNodeOptions.MaxConnections"/> lane connections are
-    /// open already over all the lane's listeners (Kestrel's own limit counts each listener apart):
-    /// then it is closed at once.
-    /// </summary>
-    internal Task ServeAsync(ConnectionContext connection) =>
-        TryCount() ? Serve(connection, ServeConnectionAsync(connection)) : Task.CompletedTask;
-
     /// <summary>Counts a new lane connection; false (logged) if the cap is reached: the caller closes it.</summary>
     private bool TryCount()
     {
@@ -136,7 +124,7 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         return true;
     }
 
-    private Task Serve(object connection, Task serving)
+    private Task Serve(Socket connection, Task serving)
     {
         _connections[connection] = serving;
         return ForgetWhenDoneAsync(connection, serving);
@@ -145,26 +133,14 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
     /// <summary>Closes every lane connection, as a failing socket would, and waits until each has ended; for tests of the fallback.</summary>
     internal async Task DropConnectionsAsync()
     {
-        foreach ((object connection, Task serving) in _connections)
+        foreach ((Socket connection, Task serving) in _connections)
         {
-            Abort(connection);
+            connection.Dispose();
             await serving.ConfigureAwait(false);
         }
     }
 
-    private static void Abort(object connection)
-    {
-        if (connection is ConnectionContext kestrels)
-        {
-            kestrels.Abort(new ConnectionAbortedException("The lane was dropped."));
-        }
-        else
-        {
-            ((Socket)connection).Dispose();
-        }
-    }
-
-    private async Task ForgetWhenDoneAsync(object connection, Task serving)
+    private async Task ForgetWhenDoneAsync(Socket connection, Task serving)
     {
         try
         {
@@ -175,78 +151,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
             _connections.TryRemove(connection, out _);
             Interlocked.Decrement(ref _open);
         }
-    }
-
-    private async Task ServeConnectionAsync(ConnectionContext connection)
-    {
-        PipeReader input = connection.Transport.Input;
-        LaneInbox? inbox = null;
-        try
-        {
-            // The secret within the peer timeout; a connection that closes sooner ends the pipe. Not
-            // cancelled when the connection is reported closed: what came before that is read first.
-            using (var opening = new CancellationTokenSource(_options.PeerTimeout))
-            {
-                ReadResult read = await input.ReadAtLeastAsync(BulkLane.SecretBytes, opening.Token).ConfigureAwait(false);
-                if (read.Buffer.Length < BulkLane.SecretBytes)
-                {
-                    return;
-                }
-
-                byte[] secret = read.Buffer.Slice(0, BulkLane.SecretBytes).ToArray();
-                input.AdvanceTo(read.Buffer.GetPosition(BulkLane.SecretBytes));
-                inbox = Attach(secret);
-                if (inbox is null)
-                {
-                    return;
-                }
-            }
-
-            // Read until the pipe ends, not until the connection is reported closed: payloads that
-            // arrived whole before the client closed its side are still delivered (else each would
-            // be answered ABORTED and cross again on the link). An aborted connection fails the pipe.
-            while (await ReadPayloadAsync(input, inbox, CancellationToken.None).ConfigureAwait(false))
-            {
-            }
-        }
-        catch (Exception e) when (e is OperationCanceledException or IOException or ConnectionResetException or InvalidDataException)
-        {
-            Log.Refused(_logger, e.Message);
-        }
-        finally
-        {
-            // Payloads that came stay for their Writes; the Writes still waiting are answered now.
-            inbox?.End(releaseArrived: false);
-            await input.CompleteAsync().ConfigureAwait(false);
-        }
-    }
-
-    /// <summary>
-    /// How many bytes of a payload wake its reader at most once: Kestrel flushes every receive (at
-    /// most one 64 KiB block), and waking for each cost a ThreadPool hop per block. Below Kestrel's
-    /// input pause threshold (its 1 MiB request buffer), so the socket never stops while the reader waits.
-    /// </summary>
-    private const int WakeBytes = 256 << 10;
-
-    /// <summary>One payload into the inbox; false when the client closed the lane.</summary>
-    private async Task<bool> ReadPayloadAsync(PipeReader input, LaneInbox inbox, CancellationToken cancellationToken)
-    {
-        ReadResult read = await input.ReadAtLeastAsync(BulkLane.HeaderBytes, cancellationToken).ConfigureAwait(false);
-        if (read.Buffer.Length < BulkLane.HeaderBytes)
-        {
-            input.AdvanceTo(read.Buffer.Start, read.Buffer.End);
-            return false;
-        }
-
-        Span<byte> header = stackalloc byte[BulkLane.HeaderBytes];
-        read.Buffer.Slice(0, BulkLane.HeaderBytes).CopyTo(header);
-        (ulong opId, uint length, bool bytesValue) = ParseHeader(header, inbox);
-        input.AdvanceTo(read.Buffer.GetPosition(BulkLane.HeaderBytes));
-        LanePayload payload = bytesValue
-            ? await ReceiveBytesValueAsync(input, opId, length, cancellationToken).ConfigureAwait(false)
-            : await ReceiveAsync(input, length, cancellationToken).ConfigureAwait(false);
-        Deliver(inbox, opId, payload, bytesValue);
-        return true;
     }
 
     /// <summary>The lane connection's inbox for <paramref name="secret"/>; null (logged) if no Link stream holds it or a connection has it already.</summary>
@@ -299,71 +203,6 @@ internal sealed partial class BulkLaneHost : ILaneRegistry, IDisposable
         {
             payload.Return();
             throw new InvalidDataException($"A lane payload for op {opId} was refused (sent twice, or more bytes pending than the lane holds).");
-        }
-    }
-
-    /// <summary>A payload into a pooled array, decoded (copied) by the end's codec when its write comes.</summary>
-    private static async Task<LanePayload> ReceiveAsync(PipeReader input, uint length, CancellationToken cancellationToken)
-    {
-        byte[] payload = ArrayPool<byte>.Shared.Rent((int)length);
-        try
-        {
-            await FillAsync(input, payload, (int)length, cancellationToken).ConfigureAwait(false);
-        }
-        catch
-        {
-            ArrayPool<byte>.Shared.Return(payload);
-            throw;
-        }
-
-        return new LanePayload(payload, (int)length);
-    }
-
-    /// <summary>
-    /// A <c>byte[]</c> value's encoding (its presence byte, then its bytes) with the bytes received
-    /// straight into an array of their exact length, which becomes the reader's value: the one copy
-    /// at the home is the one out of the connection's buffers.
-    /// </summary>
-    private static async Task<LanePayload> ReceiveBytesValueAsync(PipeReader input, ulong opId, uint length, CancellationToken cancellationToken)
-    {
-        ReadResult read = await input.ReadAtLeastAsync(1, cancellationToken).ConfigureAwait(false);
-        if (read.Buffer.IsEmpty)
-        {
-            throw new InvalidDataException("The lane ended in the middle of a payload.");
-        }
-
-        CheckPresence(read.Buffer.FirstSpan[0], opId);
-
-        input.AdvanceTo(read.Buffer.GetPosition(1));
-
-        // Every byte is overwritten by the copy in: no zeroing pass over a megabyte value.
-        byte[] value = GC.AllocateUninitializedArray<byte>((int)length - 1);
-        await FillAsync(input, value, value.Length, cancellationToken).ConfigureAwait(false);
-        return LanePayload.ReceivedBytes(value);
-    }
-
-    private static void CheckPresence(byte presence, ulong opId)
-    {
-        if (presence != Serialization.Presence.Present)
-        {
-            throw new InvalidDataException($"A lane payload for op {opId} is marked as a byte[] value but does not start with the presence byte 1.");
-        }
-    }
-
-    private static async Task FillAsync(PipeReader input, byte[] target, int length, CancellationToken cancellationToken)
-    {
-        int filled = 0;
-        while (filled < length)
-        {
-            ReadResult read = await input.ReadAtLeastAsync(Math.Min(length - filled, WakeBytes), cancellationToken).ConfigureAwait(false);
-            ReadOnlySequence<byte> available = read.Buffer.Slice(0, Math.Min(read.Buffer.Length, length - filled));
-            available.CopyTo(target.AsSpan(filled));
-            filled += (int)available.Length;
-            input.AdvanceTo(available.End);
-            if (filled < length && read.IsCompleted)
-            {
-                throw new InvalidDataException("The lane ended in the middle of a payload.");
-            }
         }
     }
 

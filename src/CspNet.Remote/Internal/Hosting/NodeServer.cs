@@ -51,22 +51,9 @@ internal sealed class NodeServer : IAsyncDisposable
         TimeSpan half = NodeTransport.KeepAliveInterval(options.PeerTimeout);
         BulkLaneHost? lanes = BulkLaneHost.Create(options, runtime.Logger);
         ListenOptions? link = null;
-        ListenOptions? laneOverTcp = null;
         builder.WebHost.ConfigureKestrel(kestrel =>
         {
             IPAddress address = IPAddress.Parse(options.Address);
-            if (lanes is not null && options.Certificate is not null)
-            {
-                // Programs on other hosts: the lane over TCP, sealed as the link is (Kestrel's HTTPS
-                // middleware, then the decrypted bytes in its connection pipe).
-                kestrel.Listen(address, options.BulkLanePort, listen =>
-                {
-                    laneOverTcp = listen;
-                    UseLinkTls(listen, options);
-                    listen.Run(lanes.ServeAsync);
-                });
-            }
-
             kestrel.Listen(address, options.Port, listen =>
             {
                 link = listen;
@@ -102,13 +89,11 @@ internal sealed class NodeServer : IAsyncDisposable
         {
             if (lanes is not null)
             {
-                // Clear-text lanes on the lane's own sockets: each payload straight from the kernel
-                // into its value's array (BulkLaneHost.Sockets.cs says why not through Kestrel).
+                // The lanes on sockets of their own (TCP under TLS when this program has a
+                // certificate): each payload straight into its value's array, without Kestrel's
+                // connection pipes and their hand-offs (BulkLaneHost.Sockets.cs).
                 lanes.ListenOnUnixSocket();
-                if (options.Certificate is null)
-                {
-                    lanes.TcpPort = lanes.ListenOnTcp(IPAddress.Parse(options.Address), options.BulkLanePort);
-                }
+                lanes.TcpPort = lanes.ListenOnTcp(IPAddress.Parse(options.Address), options.BulkLanePort);
             }
 
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
@@ -122,12 +107,6 @@ internal sealed class NodeServer : IAsyncDisposable
             }
 
             throw;
-        }
-
-        // Kestrel writes the port it bound (port 0: a free one) back into the TLS lane's options.
-        if (laneOverTcp is not null)
-        {
-            lanes!.TcpPort = laneOverTcp.IPEndPoint!.Port;
         }
 
         runtime.Lanes = lanes;
