@@ -18,11 +18,13 @@ internal static class Fill
 {
     private const int Port = 5555;
 
-    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds, int warmup, bool[] lanes)
+    internal static async Task<int> RunAsync(string[] rates, int[] sizes, int seconds, int warmup, bool[] lanes, bool inlineCompletions)
     {
         await using Cluster cluster = await Cluster.CreateAsync(3);
         await cluster.StartNameServerAsync(0);
+        KeyValuePair<string, string>[] environment = [.. LargeValueGc, new(InlineCompletions, inlineCompletions ? "1" : "0")];
         Console.WriteLine($"# a writer on one host, a reader on another; {seconds} s measured after a warm-up of {warmup} s or more (until the reader's JIT is quiet); MB/s = 10^6 bytes/s; load {Load()}");
+        Console.WriteLine($"# every pair's environment: {string.Join(' ', environment.Select(variable => $"{variable.Key}={variable.Value}"))}");
         Console.WriteLine("| link | value | named buffered channel (TLS) | buffer | bulk lane | raw TCP over TLS | raw TCP in clear | named / raw TLS | named / raw clear | named reader's warm-up; its JIT while measured |");
         Console.WriteLine("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|");
         foreach (string rate in rates)
@@ -34,13 +36,13 @@ internal static class Fill
                 string duration = seconds.ToString(CultureInfo.InvariantCulture);
                 string warm = warmup.ToString(CultureInfo.InvariantCulture);
                 string ns = cluster.NameServerUri(0).ToString();
-                (double tls, _, _) = await PairAsync(cluster, ["tcp-read", "--tls", "--seconds", duration, "--warmup", warm], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
-                (double clear, _, _) = await PairAsync(cluster, ["tcp-read", "--seconds", duration, "--warmup", warm], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                (double tls, _, _) = await PairAsync(cluster, "raw TCP over TLS", environment, ["tcp-read", "--tls", "--seconds", duration, "--warmup", warm], ["tcp-write", "--tls", "--peer", cluster.Rig.Addresses[1], "--size", text]);
+                (double clear, _, _) = await PairAsync(cluster, "raw TCP in clear", environment, ["tcp-read", "--seconds", duration, "--warmup", warm], ["tcp-write", "--peer", cluster.Rig.Addresses[1], "--size", text]);
                 foreach (bool lane in lanes)
                 {
                     string[] noLane = lane ? [] : ["--no-lane"];
                     string name = $"fill{text}{(lane ? "lane" : "link")}";
-                    (double named, double jitMs, double warmed) = await PairAsync(cluster, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--buffer", BufferFor(size).ToString(CultureInfo.InvariantCulture), "--seconds", duration, "--warmup", warm, .. noLane],
+                    (double named, double jitMs, double warmed) = await PairAsync(cluster, $"named channel, lane {(lane ? "on" : "off")}", environment, ["fill-read", "--nameserver", ns, "--name", name, "--size", text, "--buffer", BufferFor(size).ToString(CultureInfo.InvariantCulture), "--seconds", duration, "--warmup", warm, .. noLane],
                         ["fill-write", "--nameserver", ns, "--name", name, "--size", text, .. noLane]);
                     Console.WriteLine($"| {rate} | {Size(size)} | {named:0} | {BufferFor(size)} | {(lane ? "on" : "off")} | {tls:0} | {clear:0} | {named / tls:0.00}x | {named / clear:0.00}x | {warmed:0} s; {jitMs:0} ms |");
                 }
@@ -61,6 +63,13 @@ internal static class Fill
     private static string Load() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ')[..3]) : "unknown";
 
     /// <summary>
+    /// The runtime's switch that runs socket completions on the socket engine's threads instead of
+    /// queueing each to the ThreadPool (docs/DISTRIBUTED.md advises it for programs that stream
+    /// large values); given to every pair, baselines included, as <c>--socket-completions</c> says.
+    /// </summary>
+    internal const string InlineCompletions = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
+
+    /// <summary>
     /// The GC settings docs/DISTRIBUTED.md advises for programs that move large values, given to
     /// every pair, baselines included: the named reader gets a new array per value, which on the
     /// large object heap would cost page faults that the raw readers' reused buffer does not.
@@ -73,15 +82,17 @@ internal static class Fill
     ];
 
     /// <summary>
-    /// Runs a reader on host 1 and a writer on host 2; the reader's MB/s, the milliseconds its JIT
-    /// compiled while it measured (next to none, once warm) and the seconds it warmed up.
+    /// Runs a reader on host 1 and a writer on host 2, both with <paramref name="environment"/>; the
+    /// reader's MB/s, the milliseconds its JIT compiled while it measured (next to none, once warm)
+    /// and the seconds it warmed up. Prints what a value cost the reader.
     /// </summary>
-    private static async Task<(double MBps, double JitMs, double Warmed)> PairAsync(Cluster cluster, string[] reader, string[] writer)
+    private static async Task<(double MBps, double JitMs, double Warmed)> PairAsync(Cluster cluster, string label, KeyValuePair<string, string>[] environment, string[] reader, string[] writer)
     {
-        await using Child read = cluster.StartRole(1, reader[0], LargeValueGc, reader[1..]);
+        await using Child read = cluster.StartRole(1, reader[0], environment, reader[1..]);
         await read.WaitForAsync("ready", TimeSpan.FromMinutes(1));
-        await using Child write = cluster.StartRole(2, writer[0], LargeValueGc, writer[1..]);
+        await using Child write = cluster.StartRole(2, writer[0], environment, writer[1..]);
         string[] line = (await read.WaitForAsync("fill ", TimeSpan.FromMinutes(2))).Split(' ');
+        Console.WriteLine($"# {label}: per value read, the reader's {line[4]} µs of CPU ({line[5]} µs in user mode), {line[6]} ThreadPool work items, {line[7]} context switches");
         return (double.Parse(line[1], CultureInfo.InvariantCulture), double.Parse(line[2], CultureInfo.InvariantCulture), double.Parse(line[3], CultureInfo.InvariantCulture));
     }
 
@@ -181,7 +192,8 @@ internal static class Fill
     /// second passes in which the JIT compiled for less than <see cref="QuietJit"/>: tiered
     /// compilation recompiles the hot paths for seconds, and the named pair runs far more code
     /// (TLS, HTTP/2, gRPC, the channel) than the raw ones. Prints the rate, the JIT time while
-    /// measuring and the warm-up's length.
+    /// measuring, the warm-up's length, and per value the CPU time (all and in user mode), the
+    /// ThreadPool work items and the context switches.
     /// </summary>
     private static async Task<int> MeasureAsync(int seconds, int warmup, Func<Task<int>> receive)
     {
@@ -199,17 +211,45 @@ internal static class Fill
 
         double warmed = Stopwatch.GetElapsedTime(warming).TotalSeconds;
         long bytes = 0;
+        long values = 0;
         TimeSpan jitBefore = System.Runtime.JitInfo.GetCompilationTime();
+        TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
+        TimeSpan userBefore = Process.GetCurrentProcess().UserProcessorTime;
+        long switchesBefore = Switches();
+        long workItemsBefore = ThreadPool.CompletedWorkItemCount;
         long start = Stopwatch.GetTimestamp();
         while (Stopwatch.GetElapsedTime(start).TotalSeconds < seconds)
         {
             bytes += await receive();
+            values++;
         }
 
         double rate = bytes / Stopwatch.GetElapsedTime(start).TotalSeconds / 1e6;
         double jitMs = (System.Runtime.JitInfo.GetCompilationTime() - jitBefore).TotalMilliseconds;
-        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"fill {rate:0.0} {jitMs:0.0} {warmed:0.0}"));
+        double cpuPerValue = (Process.GetCurrentProcess().TotalProcessorTime - cpuBefore).TotalMicroseconds / values;
+        double workItemsPerValue = (ThreadPool.CompletedWorkItemCount - workItemsBefore) / (double)values;
+        double userPerValue = (Process.GetCurrentProcess().UserProcessorTime - userBefore).TotalMicroseconds / values;
+        double switchesPerValue = (Switches() - switchesBefore) / (double)values;
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"fill {rate:0.0} {jitMs:0.0} {warmed:0.0} {cpuPerValue:0.0} {userPerValue:0.0} {workItemsPerValue:0.00} {switchesPerValue:0.00}"));
         return 0;
+    }
+
+    /// <summary>The context switches of this program's threads so far (voluntary and not), from /proc.</summary>
+    private static long Switches()
+    {
+        long total = 0;
+        foreach (string task in Directory.GetDirectories("/proc/self/task"))
+        {
+            foreach (string line in File.ReadAllLines(Path.Combine(task, "status")))
+            {
+                if (line.Contains("ctxt_switches", StringComparison.Ordinal))
+                {
+                    total += long.Parse(line.Split(':')[1].Trim(), CultureInfo.InvariantCulture);
+                }
+            }
+        }
+
+        return total;
     }
 
     private static async Task ReceiveForAsync(TimeSpan duration, Func<Task<int>> receive)

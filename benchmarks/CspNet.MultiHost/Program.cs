@@ -52,12 +52,13 @@ var seconds = Cli.IntCount("--seconds", "seconds measured per figure", 5, 1, 600
 var warmup = Cli.IntCount("--warmup", "seconds of warm-up before each figure", 3, 1, 600);
 bool[] laneOn = [true], laneOff = [false], laneBoth = [true, false];
 var lane = Cli.Choice("--lane", "the named channel with the bulk lane, without it, or both", "both", ("on", laneOn), ("off", laneOff), ("both", laneBoth));
-var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds, warmup, lane };
+var completions = Cli.Choice("--socket-completions", "socket completions in every pair's programs: inline on the socket engine's threads (DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS=1, as docs/DISTRIBUTED.md advises for streams of large values) or queued to the ThreadPool (the runtime's default)", "inline", ("inline", true), ("pool", false));
+var fill = new Command("fill", "How much of a (rate-limited) link a buffered named channel fills, beside raw TCP.") { rates, sizes, seconds, warmup, lane, completions };
 fill.SetAction(result => Cli.Report(() =>
 {
     string[] r = result.GetValue(rates) is { Length: > 0 } given ? given : ["1gbit", "10gbit", "none"];
     int[] s = result.GetValue(sizes) is { Length: > 0 } chosen ? chosen : [64 << 10, 1 << 20, 4 << 20];
-    return Fill.RunAsync(r, s, result.GetValue(seconds), result.GetValue(warmup), result.GetValue(lane)!.Value);
+    return Fill.RunAsync(r, s, result.GetValue(seconds), result.GetValue(warmup), result.GetValue(lane)!.Value, result.GetValue(completions)!.Value);
 }));
 
 return await Cli.RunAsync(

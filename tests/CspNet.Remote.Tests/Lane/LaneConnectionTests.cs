@@ -37,8 +37,18 @@ public sealed class LaneConnectionTests : IDisposable
         using Socket quieter = await second.OpenTcpLaneAsync(ReadOnlyMemory<byte>.Empty);
 
         // With its live secret, this lane would be kept open: it is closed because the cap is reached.
-        using (Socket overCap = await second.OpenLaneAsync(second.Hello.LaneSecret.Memory))
+        using (var overCap = new Socket(AddressFamily.Unix, SocketType.Stream, ProtocolType.Unspecified))
         {
+            await overCap.ConnectAsync(new UnixDomainSocketEndPoint(second.Hello.LanePath));
+            try
+            {
+                await overCap.SendAsync(second.Hello.LaneSecret.Memory);
+            }
+            catch (SocketException e) when (e.SocketErrorCode is SocketError.Shutdown or SocketError.ConnectionReset)
+            {
+                // Closed before the secret could even be sent: the cap at work, as asserted next.
+            }
+
             await BulkLaneTests.RawClient.ClosedByTheHomeAsync(overCap);
         }
 

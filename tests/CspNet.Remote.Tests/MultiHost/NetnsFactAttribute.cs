@@ -15,3 +15,13 @@ public sealed class NetnsFactDiscoverer(IMessageSink diagnosticMessageSink) : Fa
             ? [new XunitSkippedDataRowTestCase(DiagnosticMessageSink, discoveryOptions.MethodDisplayOrDefault(), discoveryOptions.MethodDisplayOptionsOrDefault(), testMethod, reason)]
             : base.Discover(discoveryOptions, testMethod, factAttribute);
 }
+
+/// <summary>A theory that needs a <see cref="NetworkNamespaceRig"/>: skipped, with the reason, where none can be built.</summary>
+[AttributeUsage(AttributeTargets.Method)]
+public sealed class NetnsTheoryAttribute : TheoryAttribute
+{
+    public NetnsTheoryAttribute()
+    {
+        Skip = NetworkNamespaceRig.SkipReason;
+    }
+}
