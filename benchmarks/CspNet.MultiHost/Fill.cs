@@ -55,10 +55,10 @@ internal static class Fill
 
     /// <summary>
     /// The named channel's buffer for values of <paramref name="size"/> bytes: room for the 8 MiB the
-    /// raw pairs' socket buffers hold, at least 8 values and at most the 64 a writer's credits cover
+    /// raw pairs' socket buffers hold, at least 8 values and at most the 256 a writer's credits cover
     /// (<c>CreditGrants.MaxWindow</c>), as a user sizes a stream's buffer to the link.
     /// </summary>
-    internal static int BufferFor(int size) => Math.Clamp((8 << 20) / size, 8, 64);
+    internal static int BufferFor(int size) => Math.Clamp((8 << 20) / size, 8, 256);
 
     private static string Load() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ')[..3]) : "unknown";
 

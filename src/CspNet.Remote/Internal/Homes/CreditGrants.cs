@@ -26,8 +26,19 @@ namespace CspNet.Remote.Internal.Homes;
 [System.Diagnostics.CodeAnalysis.SuppressMessage("Design", "CA1001", Justification = "_closing is cancelled by Close, never disposed: a watch may be registering on it then, and it holds no timer.")]
 internal sealed class CreditGrants<T>
 {
-    /// <summary>The most credits an end has outstanding, whatever the buffer's capacity.</summary>
-    internal const int MaxWindow = 64;
+    /// <summary>
+    /// The most credits an end has outstanding on a buffer of a capacity the user chose: room for a
+    /// link's worth of 64 KB values (16 MiB, twice what a 10 Gbit/s link between hosts needed to
+    /// fill), in frames of at most a quarter of it.
+    /// </summary>
+    internal const int MaxWindow = 256;
+
+    /// <summary>
+    /// The credits an end has outstanding on a buffer that never fills (<c>InfiniteBuffer</c>,
+    /// <c>OverwriteOldestBuffer</c>): no capacity says how much the user wants on its way, and the
+    /// writer holds each credited lane value's bytes until the home has placed it.
+    /// </summary>
+    internal const int UnsizedWindow = 64;
 
     private readonly IHostedChannel<T> _core;
     private readonly Action<int, string?> _send;
@@ -50,7 +61,7 @@ internal sealed class CreditGrants<T>
         _batch = Math.Max(1, window / 4);
     }
 
-    /// <summary>The credits an end may have outstanding: the buffer's capacity, at most <see cref="MaxWindow"/>.</summary>
+    /// <summary>The credits an end may have outstanding: the buffer's capacity, at most <see cref="MaxWindow"/> (<see cref="UnsizedWindow"/> for a buffer that never fills).</summary>
     internal int Window { get; }
 
     /// <summary>The grants for an end of <paramref name="core"/>; null if its buffer's capacity is unknown (no credits: every write waits).</summary>
@@ -59,7 +70,7 @@ internal sealed class CreditGrants<T>
     internal static CreditGrants<T>? For(IHostedChannel<T> core, Action<int, string?> send)
     {
         int capacity = core.ReservableCapacity;
-        return capacity > 0 ? new CreditGrants<T>(core, Math.Min(capacity, MaxWindow), send) : null;
+        return capacity > 0 ? new CreditGrants<T>(core, capacity == int.MaxValue ? UnsizedWindow : Math.Min(capacity, MaxWindow), send) : null;
     }
 
     /// <summary>The end has written: grant it credits from now on (once; later calls do nothing).</summary>
