@@ -20,7 +20,7 @@ namespace CspNet.Remote.Benchmarks;
 /// <item><c>named</c>: the reader program runs a NameServer and a CspNode that hosts, per size, an
 /// unbuffered One2One <c>byte[]</c> for each of two writers (a reader loop takes every value; one
 /// writer uses the bulk lane, the other has <see cref="CspNodeOptions.BulkLane"/> off) and one with a
-/// <see cref="FifoBuffer{T}"/> of <see cref="NamedThroughput.BufferCapacity"/> values for each writer (a reader
+/// <see cref="FifoBuffer{T}"/> of <see cref="StreamBuffer"/> values for each writer (a reader
 /// answers each burst of <see cref="NamedThroughput.Burst"/> with one value on a channel homed in
 /// the writer program).</item>
 /// <item><c>tcp</c>: <see cref="RawTcp.ServeAsync"/> on an accepted connection.</item>
@@ -38,6 +38,14 @@ internal static class CrossProcess
     internal const string Name = "crossproc";
 
     internal const string ServeName = "crossproc-serve";
+
+    /// <summary>
+    /// The named buffered stream's buffer for values of <paramref name="size"/> bytes: room for the
+    /// <see cref="RawTcp.SocketBufferSize"/> bytes the raw TCP pair's socket buffers hold, at least
+    /// <see cref="NamedThroughput.BufferCapacity"/> values and at most the 256 a writer's credits
+    /// cover, as a user sizes a stream's buffer to the link (docs/DISTRIBUTED.md).
+    /// </summary>
+    internal static int StreamBuffer(int size) => Math.Clamp(RawTcp.SocketBufferSize / size, NamedThroughput.BufferCapacity, 256);
 
     private static readonly int[] SyncSizes = [1, 1 << 10, 64 << 10, 1 << 20, 4 << 20];
 
@@ -185,6 +193,8 @@ internal static class CrossProcess
         }
 
         Console.WriteLine();
+        Console.WriteLine(string.Join(", ", stream.Select(entry => $"{Describe(entry.Key)}: a buffer of {StreamBuffer(entry.Key)} values")) + " (the named buffered streams)");
+        Console.WriteLine();
         Console.WriteLine("| value | named buffered stream | named stream, lane off | raw TCP stream | raw Unix socket stream | raw gRPC stream | named / raw TCP | named / raw Unix socket | named / raw gRPC | lane on / off |");
         Console.WriteLine("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         foreach ((int size, Dictionary<string, double> row) in stream)
@@ -226,7 +236,7 @@ internal static class CrossProcess
                         // Only one stream runs at a time: the readers share the one writing end of "crossproc/done".
                         foreach (string prefix in new[] { "crossproc/buffered/", "crossproc/buffered-link-only/" })
                         {
-                            AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync(prefix + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(NamedThroughput.BufferCapacity));
+                            AltingChannelIn<byte[]> input = await home.GetOne2OneInAsync(prefix + size.ToString(CultureInfo.InvariantCulture), new FifoBuffer<byte[]>(StreamBuffer(size)));
                             readers.Add(AnswerBurstsAsync(done, input, stop.Token));
                         }
                     }

@@ -18,7 +18,7 @@ internal sealed class RawTcp : IAsyncDisposable
     private const int HeaderSize = 5;
 
     // Large enough for a 4 MB value in flight without the sender waiting on window updates.
-    private const int SocketBufferSize = 4 << 20;
+    internal const int SocketBufferSize = 4 << 20;
 
     private readonly Socket? _listener;
     private readonly Socket _client;

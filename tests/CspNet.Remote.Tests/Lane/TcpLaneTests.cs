@@ -172,6 +172,33 @@ public sealed class TcpLaneTests : IDisposable
         await BulkLaneTests.RawClient.ClosedByTheHomeAsync(plain);
     }
 
+    [LaneTheory(Timeout = 60_000)]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task TlsLane_ClientWithoutACertificateOfTheAuthority_ClosedAtTheHandshake(bool foreignCertificate)
+    {
+        // The home waits ten minutes for a secret: a connection that ends sooner was refused by the
+        // handshake itself (mutual TLS, as on the link).
+        await using TestSystem system = await TestSystem.StartAsync();
+        CspNode home = await system.NodeAsync("home", o => { Sealed(o); o.PeerTimeout = TimeSpan.FromMinutes(10); });
+        using var stranger = new ClusterCertificates("another cluster");
+        using var lane = new TcpClient();
+        await lane.ConnectAsync("127.0.0.1", home.Lanes!.TcpPort);
+        await using var tls = new System.Net.Security.SslStream(lane.GetStream());
+        var authentication = Internal.Security.Certificates.ClientOptions(_cluster.PublicAuthority, foreignCertificate ? stranger.Issue(["127.0.0.1"]) : null);
+        authentication.TargetHost = "127.0.0.1";
+
+        try
+        {
+            await tls.AuthenticateAsClientAsync(authentication);
+            Assert.Equal(0, await tls.ReadAsync(new byte[1])); // TLS 1.3: the home's refusal comes after the client's side is done
+        }
+        catch (Exception e) when (e is System.Security.Authentication.AuthenticationException or IOException)
+        {
+            // Refused during the handshake, or an alert in place of the first record: closed either way.
+        }
+    }
+
     private void Sealed(CspNodeOptions options)
     {
         options.Certificate = _cluster.Issue(["127.0.0.1"]);
