@@ -213,8 +213,7 @@ internal static class Fill
         long bytes = 0;
         long values = 0;
         TimeSpan jitBefore = System.Runtime.JitInfo.GetCompilationTime();
-        TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
-        TimeSpan userBefore = Process.GetCurrentProcess().UserProcessorTime;
+        (TimeSpan cpuBefore, TimeSpan userBefore) = Cpu();
         long switchesBefore = Switches();
         long workItemsBefore = ThreadPool.CompletedWorkItemCount;
         long start = Stopwatch.GetTimestamp();
@@ -226,12 +225,20 @@ internal static class Fill
 
         double rate = bytes / Stopwatch.GetElapsedTime(start).TotalSeconds / 1e6;
         double jitMs = (System.Runtime.JitInfo.GetCompilationTime() - jitBefore).TotalMilliseconds;
-        double cpuPerValue = (Process.GetCurrentProcess().TotalProcessorTime - cpuBefore).TotalMicroseconds / values;
+        (TimeSpan cpuAfter, TimeSpan userAfter) = Cpu();
+        double cpuPerValue = (cpuAfter - cpuBefore).TotalMicroseconds / values;
+        double userPerValue = (userAfter - userBefore).TotalMicroseconds / values;
         double workItemsPerValue = (ThreadPool.CompletedWorkItemCount - workItemsBefore) / (double)values;
-        double userPerValue = (Process.GetCurrentProcess().UserProcessorTime - userBefore).TotalMicroseconds / values;
         double switchesPerValue = (Switches() - switchesBefore) / (double)values;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"fill {rate:0.0} {jitMs:0.0} {warmed:0.0} {cpuPerValue:0.0} {userPerValue:0.0} {workItemsPerValue:0.00} {switchesPerValue:0.00}"));
         return 0;
+    }
+
+    /// <summary>This program's CPU time so far: all of it, and in user mode.</summary>
+    private static (TimeSpan Total, TimeSpan User) Cpu()
+    {
+        using Process self = Process.GetCurrentProcess();
+        return (self.TotalProcessorTime, self.UserProcessorTime);
     }
 
     /// <summary>The context switches of this program's threads so far (voluntary and not), from /proc.</summary>
